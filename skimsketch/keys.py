@@ -1,0 +1,274 @@
+"""Key and weight canonicalisation (SPEC §3).
+
+Every key becomes one signed 64-bit integer before hashing:
+
+* integers of any width (Python, numpy, pandas nullable, pyarrow) -> int64;
+  values outside [-2**63, 2**63) are rejected;
+* ``str`` -> its UTF-8 bytes, then as ``bytes``;
+* ``bytes`` -> ``fingerprint64(b)``: MurmurHash3 x64-128 (seed 0) of the bytes,
+  first 64 bits, signed. Equal strings give equal keys whatever container
+  (list, numpy, pandas, pyarrow) carried them;
+* floats are accepted only when integral (an integer column that picked up NaN
+  nulls in pandas); ``1.5`` is an error;
+* ``None``, NaN, ``pandas.NA``/``NaT`` and Arrow nulls are *null*: skipped, and
+  their weight is added to the sketch's ``null_weight`` (nulls never join);
+* ``bool``, datetimes and anything else raise :class:`KeyTypeError`.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import mmh3
+import numpy as np
+
+from .errors import KeyTypeError
+
+__all__ = ["CanonicalBatch", "canonicalize", "canonical_key", "fingerprint64"]
+
+_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
+# Largest float magnitude that converts to int64 exactly and safely.
+_F64_SAFE = 2.0**63
+
+
+def fingerprint64(data: bytes) -> int:
+    """Signed 64-bit fingerprint of canonical key bytes (MurmurHash3 x64-128, seed 0).
+
+    >>> fingerprint64(b"skim") == fingerprint64("skim".encode("utf-8"))
+    True
+    """
+    return mmh3.hash64(data, 0, True, True)[0]
+
+
+@dataclass
+class CanonicalBatch:
+    """Non-null canonical keys, their weights (``None`` = all 1) and the nulls' weight."""
+
+    keys: np.ndarray  # int64
+    weights: np.ndarray | None  # int64 or float64, aligned with keys
+    null_weight: float | int
+    float_weights: bool
+
+
+def _is_null_scalar(x) -> bool:
+    if x is None:
+        return True
+    if isinstance(x, float) and math.isnan(x):
+        return True
+    # pandas.NA / NaT without importing pandas
+    return type(x).__name__ in ("NAType", "NaTType")
+
+
+def canonical_key(x) -> int | None:
+    """The int64 form of one key, or ``None`` for a null."""
+    if _is_null_scalar(x):
+        return None
+    if isinstance(x, (bool, np.bool_)):
+        raise KeyTypeError("bool keys are not supported: cast them to int explicitly")
+    if isinstance(x, numbers.Integral):
+        v = int(x)
+        if not _I64_MIN <= v <= _I64_MAX:
+            raise KeyTypeError(f"integer key {v} does not fit in int64")
+        return v
+    if isinstance(x, str):
+        return fingerprint64(x.encode("utf-8"))
+    if isinstance(x, (bytes, bytearray, memoryview)):
+        return fingerprint64(bytes(x))
+    if isinstance(x, (float, np.floating)):
+        f = float(x)
+        if f.is_integer() and -_F64_SAFE <= f < _F64_SAFE:
+            return int(f)
+        raise KeyTypeError(f"float key {f!r} is not integral; only integer, str and bytes keys are supported")
+    raise KeyTypeError(f"unsupported key type {type(x).__name__}: use int, str or bytes keys")
+
+
+def _object_keys(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Canonicalise an object array element by element -> (int64 keys, null mask)."""
+    out = np.empty(len(arr), dtype=np.int64)
+    null = np.zeros(len(arr), dtype=bool)
+    for i, x in enumerate(arr):
+        k = canonical_key(x)
+        if k is None:
+            null[i] = True
+            out[i] = 0
+        else:
+            out[i] = k
+    return out, null
+
+
+def _string_keys(arr: np.ndarray) -> np.ndarray:
+    if arr.dtype.kind == "U":
+        return np.fromiter((fingerprint64(s.encode("utf-8")) for s in arr), np.int64, len(arr))
+    return np.fromiter((fingerprint64(bytes(s)) for s in arr), np.int64, len(arr))
+
+
+def _numpy_keys(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """numpy array -> (int64 keys, null mask or None)."""
+    kind = arr.dtype.kind
+    if arr.ndim != 1:
+        arr = arr.reshape(-1) if arr.ndim == 0 else arr
+        if arr.ndim != 1:
+            raise KeyTypeError(f"keys must be one-dimensional, got shape {arr.shape}")
+    if kind == "i":
+        return arr.astype(np.int64, copy=False), None
+    if kind == "u":
+        if arr.size and arr.max() > _I64_MAX:
+            raise KeyTypeError(f"unsigned key {int(arr.max())} does not fit in int64")
+        return arr.astype(np.int64), None
+    if kind == "f":
+        null = np.isnan(arr)
+        vals = arr[~null]
+        bad = (vals != np.floor(vals)) | (np.abs(vals) >= _F64_SAFE)
+        if bad.any():
+            raise KeyTypeError(
+                f"float key {vals[bad][0]!r} is not integral; only integer, str and bytes keys are supported"
+            )
+        keys = np.where(null, 0.0, arr).astype(np.int64)
+        return keys, (null if null.any() else None)
+    if kind in "US":
+        return _string_keys(arr), None
+    if kind == "O":
+        keys, null = _object_keys(arr)
+        return keys, (null if null.any() else None)
+    if kind == "b":
+        raise KeyTypeError("bool keys are not supported: cast them to int explicitly")
+    raise KeyTypeError(f"unsupported key dtype {arr.dtype}: use int, str or bytes keys")
+
+
+def _arrow_keys(arr) -> tuple[np.ndarray, np.ndarray | None]:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    t = arr.type
+    null = None
+    if arr.null_count:
+        null = arr.is_null().to_numpy(zero_copy_only=False)
+    if pa.types.is_integer(t):
+        filled = pc.fill_null(arr, 0) if arr.null_count else arr
+        return _numpy_keys(filled.to_numpy(zero_copy_only=False))[0], null
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        as_bytes = pa.types.is_binary(t) or pa.types.is_large_binary(t)
+        out = np.zeros(len(arr), dtype=np.int64)
+        for i, s in enumerate(arr.to_pylist()):
+            if s is not None:
+                out[i] = fingerprint64(s if as_bytes else s.encode("utf-8"))
+        return out, null
+    if pa.types.is_floating(t):
+        return _numpy_keys(arr.to_numpy(zero_copy_only=False))
+    if pa.types.is_dictionary(t):
+        return _arrow_keys(arr.dictionary_decode())
+    raise KeyTypeError(f"unsupported Arrow key type {t}: use integer, string or binary columns")
+
+
+def _pandas_keys(s) -> tuple[np.ndarray, np.ndarray | None]:
+    dtype = s.dtype
+    kind = getattr(dtype, "kind", "O")
+    null = s.isna().to_numpy()
+    has_null = bool(null.any())
+    if kind in "iu" and getattr(dtype, "na_value", None) is not None or (kind in "iu" and has_null):
+        # nullable integer extension dtype
+        keys, _ = _numpy_keys(s.to_numpy(dtype=np.dtype("int64") if kind == "i" else np.dtype("uint64"), na_value=0))
+        return keys, (null if has_null else None)
+    if kind in "iuf" and not str(dtype).startswith(("Int", "UInt", "Float")):
+        return _numpy_keys(s.to_numpy())
+    if kind == "f":
+        return _numpy_keys(s.to_numpy(dtype=np.float64, na_value=np.nan))
+    if kind == "b":
+        raise KeyTypeError("bool keys are not supported: cast them to int explicitly")
+    return _numpy_keys(s.to_numpy(dtype=object))
+
+
+def _keys_array(keys) -> tuple[np.ndarray, np.ndarray | None]:
+    mod = type(keys).__module__ or ""
+    if isinstance(keys, np.ndarray):
+        return _numpy_keys(keys)
+    if mod.startswith("pyarrow"):
+        return _arrow_keys(keys)
+    if mod.startswith("pandas"):
+        if hasattr(keys, "to_numpy") and getattr(keys, "ndim", 1) == 1:
+            return _pandas_keys(keys)
+        raise KeyTypeError(f"unsupported pandas key container {type(keys).__name__}: pass a Series or Index")
+    if isinstance(keys, (str, bytes, bytearray, numbers.Number)) or keys is None:
+        return _numpy_keys(np.array([keys], dtype=object))
+    if isinstance(keys, (list, tuple, range)) or hasattr(keys, "__iter__"):
+        seq = list(keys) if not isinstance(keys, (list, tuple)) else keys
+        if not seq:
+            return np.empty(0, dtype=np.int64), None
+        try:
+            arr = np.asarray(seq)
+        except (ValueError, OverflowError):
+            arr = np.array(seq, dtype=object)
+        if arr.dtype.kind not in "iu" or arr.ndim != 1:
+            arr = np.empty(len(seq), dtype=object)
+            arr[:] = seq
+        return _numpy_keys(arr)
+    raise KeyTypeError(f"unsupported key container {type(keys).__name__}")
+
+
+def _weights_array(weights, n: int, allow_float: bool):
+    if weights is None:
+        return None, False
+    if isinstance(weights, (bool, np.bool_)):
+        raise KeyTypeError("bool weights are not supported")
+    mod = type(weights).__module__ or ""
+    if mod.startswith("pyarrow"):
+        if weights.null_count:
+            raise KeyTypeError("weights contain nulls")
+        weights = weights.to_numpy(zero_copy_only=False)
+    elif mod.startswith("pandas"):
+        if weights.isna().any():
+            raise KeyTypeError("weights contain nulls")
+        weights = weights.to_numpy()
+    w = np.asarray(weights)
+    if w.dtype.kind == "O":
+        try:
+            w = w.astype(np.float64) if any(isinstance(x, float) for x in w.ravel()) else w.astype(np.int64)
+        except (TypeError, ValueError, OverflowError) as e:
+            raise KeyTypeError(f"weights must be numbers: {e}") from None
+    if w.dtype.kind == "b":
+        raise KeyTypeError("bool weights are not supported")
+    if w.dtype.kind not in "iuf":
+        raise KeyTypeError(f"weights must be numeric, got dtype {w.dtype}")
+    if w.ndim == 0:
+        w = np.full(n, w[()], dtype=w.dtype)
+    if w.ndim != 1 or len(w) != n:
+        raise KeyTypeError(f"weights have shape {w.shape}, expected a scalar or ({n},)")
+    if w.dtype.kind == "f":
+        if not np.isfinite(w).all():
+            raise KeyTypeError("weights contain NaN or infinity")
+        if not allow_float:
+            integral = (w == np.floor(w)) & (np.abs(w) < _F64_SAFE)
+            if not integral.all():
+                raise KeyTypeError(
+                    f"non-integral weight {w[~integral][0]!r} on an integer-counter sketch: "
+                    "create the sketch with dtype='float64' for SUM aggregates"
+                )
+            return w.astype(np.int64), False
+        return w.astype(np.float64, copy=False), True
+    if w.dtype.kind == "u" and w.size and w.max() > _I64_MAX:
+        raise KeyTypeError(f"weight {int(w.max())} does not fit in int64")
+    return w.astype(np.int64, copy=False), False
+
+
+def canonicalize(keys, weights=None, allow_float_weights: bool = False) -> CanonicalBatch:
+    """Canonicalise a batch of keys (and weights) -> :class:`CanonicalBatch`.
+
+    >>> b = canonicalize([3, None, 5], weights=[1, 7, -1])
+    >>> b.keys.tolist(), b.weights.tolist(), b.null_weight
+    ([3, 5], [1, -1], 7)
+    """
+    k, null = _keys_array(keys)
+    w, is_float = _weights_array(weights, len(k), allow_float_weights)
+    null_weight = 0.0 if is_float else 0
+    if null is not None:
+        if w is None:
+            null_weight = int(null.sum())
+        else:
+            null_weight = w[null].sum().item()
+            w = w[~null]
+        k = k[~null]
+    return CanonicalBatch(np.ascontiguousarray(k, dtype=np.int64), w, null_weight, is_float)
