@@ -1,0 +1,50 @@
+"""skimsketch: join-size and join-aggregate estimation from small mergeable sketches.
+
+>>> import skimsketch as ss
+>>> a = ss.SkimmedSketch(width=128, depth=5, seed=7, domain=1000).update([1, 2, 2, 3])
+>>> b = ss.SkimmedSketch(width=128, depth=5, seed=7, domain=1000).update([2, 3, 3])
+>>> round(float(ss.join_size(a, b))), ss.exact_join_size([1, 2, 2, 3], [2, 3, 3])
+(4, 4)
+"""
+
+from .agms import AGMSSketch
+from .base import Sketch
+from .errors import (
+    CorruptSketchError,
+    CounterOverflowError,
+    IncompatibleSketchError,
+    KeyDomainError,
+    KeyTypeError,
+    SketchError,
+)
+from .estimate import Estimate
+from .exact import exact_frequencies, exact_join_size, exact_self_join_size
+from .hash_sketch import HashSketch
+from .keys import CanonicalBatch, canonical_key, canonicalize, fingerprint64
+from .serde import from_bytes
+from .skimmed import SkimmedSketch
+
+__all__ = [
+    "AGMSSketch", "HashSketch", "SkimmedSketch", "Sketch", "Estimate",
+    "join_size", "from_bytes", "union",
+    "exact_join_size", "exact_self_join_size", "exact_frequencies",
+    "canonicalize", "canonical_key", "fingerprint64", "CanonicalBatch",
+    "SketchError", "IncompatibleSketchError", "CorruptSketchError", "CounterOverflowError",
+    "KeyTypeError", "KeyDomainError",
+]
+__version__ = "0.1.0"
+
+
+def join_size(a, b, confidence: float = 0.95) -> Estimate:
+    """Estimated join size of the streams summarised by sketches ``a`` and ``b``."""
+    return a.join_size(b, confidence)
+
+
+def union(*sketches):
+    """A new sketch of the union of the inputs (all must be compatible)."""
+    if not sketches:
+        raise ValueError("union() needs at least one sketch")
+    out = sketches[0].copy()
+    for s in sketches[1:]:
+        out.merge(s)
+    return out

@@ -7,6 +7,7 @@ __all__ = [
     "CorruptSketchError",
     "CounterOverflowError",
     "KeyTypeError",
+    "KeyDomainError",
 ]
 
 
@@ -36,3 +37,7 @@ class CounterOverflowError(SketchError, OverflowError):
 
 class KeyTypeError(SketchError, TypeError):
     """Keys (or weights) of a type the sketch cannot canonicalise."""
+
+
+class KeyDomainError(SketchError):
+    """A key lies outside the sketch's declared domain ``[0, domain)``."""
