@@ -177,7 +177,7 @@ class Sketch:
         scalar = None
         if weights is not None and np.ndim(weights) == 0 and not hasattr(weights, "__len__"):
             if isinstance(weights, (bool, np.bool_)) or not isinstance(weights, (int, float, np.integer, np.floating)):
-                raise KeyTypeError(f"weights must be numbers, got {type(weights).__name__}")
+                raise KeyTypeError(f"weights must be numeric, got {type(weights).__name__}")
             if not math.isfinite(float(weights)):
                 raise KeyTypeError("weights contain NaN or infinity")
             if not self.float_counters and float(weights) != int(weights):
@@ -307,6 +307,22 @@ class Sketch:
         return cls(head.width, head.depth, head.seed, dtype="float64" if head.float_counters else "int64")
 
     # -- sizing -----------------------------------------------------------
+    @classmethod
+    def for_error(cls, eps: float, delta: float = 0.05, seed: int = 0, **params):
+        """A sketch whose join estimates are within ``eps * sqrt(F2(f) F2(g))`` w.p. ``1 - delta``."""
+        from .sizing import shape_for_error
+
+        width, depth = shape_for_error(eps, delta)
+        return cls(width, depth, seed, **params)
+
+    @classmethod
+    def for_bytes(cls, nbytes: int, seed: int = 0, depth: int | None = None, **params):
+        """The default-shaped sketch whose counters fit in ``nbytes`` bytes."""
+        from .sizing import shape_for_bytes
+
+        width, d = shape_for_bytes(nbytes, depth)
+        return cls(width, d, seed, **params)
+
     @classmethod
     def from_bytes(cls, blob):
         from .serde import from_bytes

@@ -228,7 +228,7 @@ def _weights_array(weights, n: int, allow_float: bool):
         try:
             w = w.astype(np.float64) if any(isinstance(x, float) for x in w.ravel()) else w.astype(np.int64)
         except (TypeError, ValueError, OverflowError) as e:
-            raise KeyTypeError(f"weights must be numbers: {e}") from None
+            raise KeyTypeError(f"weights must be numeric: {e}") from None
     if w.dtype.kind == "b":
         raise KeyTypeError("bool weights are not supported")
     if w.dtype.kind not in "iuf":

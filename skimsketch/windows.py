@@ -43,11 +43,15 @@ represents exactly; nothing is rejected.
 
 from __future__ import annotations
 
+import json
 import math
 import numbers
+import struct
+import zlib
 
 import numpy as np
 
+from .errors import CorruptSketchError
 from .keys import canonicalize
 
 __all__ = [
@@ -498,6 +502,74 @@ class WindowedSketch:
 
     def self_join_size(self, t=None, confidence: float = 0.95):
         return self.sketch_at(t).self_join_size(confidence=confidence)
+
+    # -- checkpointing ------------------------------------------------------------
+    _MAGIC = b"SKWN"
+    _VERSION = 1
+
+    def to_bytes(self) -> bytes:
+        """Serialise the whole window state (parameters, clock, counters, panes).
+
+        Layout (little-endian): magic ``b"SKWN"``, version u16, JSON header
+        length u32, UTF-8 JSON header, then length-prefixed (u32) sketch blobs
+        — the template, the running total, each stored pane in header order —
+        and a CRC-32 of everything before it.
+        """
+        self._sync()
+        keys = sorted(self._panes)
+        head = {
+            "window": self.window, "slide": self.slide, "allowed_lateness": self.allowed_lateness,
+            "on_late": self.on_late, "now": self.now, "cur": self._cur, "events": self.events,
+            "late_count": self.late_count, "late_weight": self.late_weight,
+            "expired_panes": self.expired_panes, "panes": keys,
+        }
+        hj = json.dumps(head, sort_keys=True).encode("utf-8")
+        parts = [self._MAGIC, struct.pack("<HI", self._VERSION, len(hj)), hj]
+        for sk in [self._proto, self._total] + [self._panes[k] for k in keys]:
+            b = sk.to_bytes()
+            parts += [struct.pack("<I", len(b)), b]
+        body = b"".join(parts)
+        return body + struct.pack("<I", zlib.crc32(body))
+
+    @classmethod
+    def from_bytes(cls, blob) -> "WindowedSketch":
+        """Load a state written by :meth:`to_bytes`; ``CorruptSketchError`` on any malformed input."""
+        from .serde import from_bytes as sketch_from_bytes
+
+        blob = bytes(blob)
+        if len(blob) < 14 or blob[:4] != cls._MAGIC:
+            raise CorruptSketchError("not a windowed sketch state (bad magic or too short)")
+        if struct.unpack("<I", blob[-4:])[0] != zlib.crc32(blob[:-4]):
+            raise CorruptSketchError("windowed sketch state: checksum mismatch")
+        version, hlen = struct.unpack("<HI", blob[4:10])
+        if version != cls._VERSION:
+            raise CorruptSketchError(f"windowed sketch state: unknown version {version}")
+        try:
+            head = json.loads(blob[10 : 10 + hlen].decode("utf-8"))
+            off, sketches = 10 + hlen, []
+            while off < len(blob) - 4:
+                (n,) = struct.unpack("<I", blob[off : off + 4])
+                sketches.append(sketch_from_bytes(blob[off + 4 : off + 4 + n]))
+                off += 4 + n
+            if off != len(blob) - 4 or len(sketches) != 2 + len(head["panes"]):
+                raise CorruptSketchError("windowed sketch state: size mismatch")
+            out = cls(sketches[0], head["window"], head["slide"], head["allowed_lateness"], head["on_late"])
+        except CorruptSketchError:
+            raise
+        except (ValueError, TypeError, KeyError, struct.error, UnicodeDecodeError) as e:
+            raise CorruptSketchError(f"windowed sketch state: {e}") from None
+        out._clock.now = head["now"]
+        out._cur = head["cur"]
+        out._total = sketches[1]
+        out._panes = dict(zip(head["panes"], sketches[2:]))
+        for f in ("events", "late_count", "late_weight", "expired_panes"):
+            setattr(out, f, head[f])
+        return out
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, WindowedSketch) and self.to_bytes() == other.to_bytes()
+
+    __hash__ = None
 
     def _check_invariant(self) -> None:
         """Testing aid: the running total equals the sum of the current window's panes."""

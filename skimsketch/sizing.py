@@ -1,0 +1,60 @@
+"""Shapes from targets: ``for_error(eps, delta)`` and ``for_bytes(n)``.
+
+``shape_for_error``: the median of ``depth`` tables, each off by more than
+``eps * sqrt(F2(f) F2(g))`` with probability at most ``q = 2 / (width eps^2)``
+(Chebyshev with ``Var <= 2 F2(f) F2(g) / width``), fails with probability
+``P[Bin(depth, q) >= ceil(depth/2)]``; among odd depths from 3 to 99 we return
+the ``(width, depth)`` with the fewest counters that keeps this at most ``delta``
+(at least 3 tables, so that no single table decides the answer).
+
+``shape_for_bytes``: ``DEFAULT_DEPTH`` tables sharing the counter budget. The
+default depth was chosen by measurement over several workloads (see
+docs/defaults.md and ``benchmarks/skim_factor.py``): few wide tables beat the
+paper's grid of depth 11-59 at equal memory.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .bounds import chebyshev_k
+
+__all__ = ["shape_for_error", "shape_for_bytes", "DEFAULT_DEPTH", "COUNTER_BYTES"]
+
+DEFAULT_DEPTH = 5
+COUNTER_BYTES = 8
+
+
+def shape_for_error(eps: float, delta: float = 0.05) -> tuple[int, int]:
+    """(width, depth) with error <= eps * sqrt(F2(f) F2(g)) w.p. >= 1 - delta.
+
+    >>> shape_for_error(0.1, 0.05)
+    (1478, 3)
+    >>> shape_for_error(0.05, 0.001)
+    (7804, 9)
+    """
+    if not (isinstance(eps, (int, float)) and 0 < eps < 1):
+        raise ValueError(f"eps must be in (0, 1), got {eps!r}")
+    if not (isinstance(delta, (int, float)) and 0 < delta < 1):
+        raise ValueError(f"delta must be in (0, 1), got {delta!r}")
+    best = None
+    for depth in range(3, 100, 2):
+        q = 1.0 / chebyshev_k(depth, 1.0 - delta) ** 2
+        width = math.ceil(2.0 / (q * eps * eps) - 1e-9)
+        if best is None or width * depth < best[0] * best[1]:
+            best = (width, depth)
+    return best
+
+
+def shape_for_bytes(nbytes: int, depth: int | None = None) -> tuple[int, int]:
+    """(width, depth) whose counters fit in ``nbytes`` bytes.
+
+    >>> shape_for_bytes(65536)
+    (1638, 5)
+    """
+    if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < COUNTER_BYTES:
+        raise ValueError(f"nbytes must be an int >= {COUNTER_BYTES}, got {nbytes!r}")
+    counters = nbytes // COUNTER_BYTES
+    d = DEFAULT_DEPTH if depth is None else depth
+    d = max(1, min(d, counters))
+    return counters // d, d
