@@ -112,7 +112,7 @@ class ExactWindowedJoin:
         late = np.zeros(batch.n, dtype=bool) if wm is None else batch.ts < wm
         if late.any() and self.on_late == "raise":
             raise LateElementError(
-                f"{int(late.sum())} element(s) older than the watermark {wm!r}; earliest timestamp {batch.ts[late].min()!r}"
+                f"{int(late.sum())} element(s) older than the watermark {wm!r}; earliest timestamp {batch.ts[late].min().item()!r}"
             )
         acc = ~late
         keep = acc[batch.pos]

@@ -142,7 +142,7 @@ def _timestamps(timestamps, n: int) -> np.ndarray:
     if ts.dtype.kind == "f":
         bad = ~np.isfinite(ts)
         if bad.any():
-            raise ValueError(f"timestamp at position {int(np.flatnonzero(bad)[0])} is {ts[bad][0]!r}")
+            raise ValueError(f"timestamp at position {int(np.flatnonzero(bad)[0])} is {ts[bad][0].item()!r}")
         return ts.astype(np.float64, copy=False)
     if ts.dtype.kind == "u" and ts.size and ts.max() > np.iinfo(np.int64).max:
         raise ValueError("timestamps do not fit in int64")
@@ -435,7 +435,7 @@ class WindowedSketch:
         wm = self._clock.watermark
         late = np.zeros(batch.n, dtype=bool) if wm is None else batch.ts < wm
         if late.any() and self.on_late == "raise":
-            first = batch.ts[late].min()
+            first = batch.ts[late].min().item()
             raise LateElementError(
                 f"{int(late.sum())} element(s) older than the watermark {wm!r} "
                 f"(now {self.now!r} - allowed_lateness {self.allowed_lateness!r}); earliest timestamp {first!r}"
