@@ -410,7 +410,40 @@ class WindowedSketch:
         self._sync()
         batch = _Batch(keys, timestamps, weights)
         deltas, accepted_max, late = self._deltas(batch)
-        # commit (nothing below can fail except counter overflow, which leaves sketches unchanged)
+        n_late = int(late.sum())
+        self._commit(deltas, accepted_max, n_late, batch.weight_sum(late) if n_late else 0, batch.n - n_late)
+        return self
+
+    def merge_panes(self, panes: dict, max_timestamp, late_count: int = 0, late_weight=0, events: int = 0):
+        """Commit per-pane sketches of one batch built elsewhere (e.g. on Spark executors).
+
+        ``panes`` maps pane index (``pane_index(ts, slide)``) to the sketch of
+        that pane's *accepted* elements (``ts >= watermark`` as of this call);
+        ``max_timestamp`` is their largest timestamp; the late elements the
+        caller set aside are reported through ``late_count`` / ``late_weight``.
+        Equivalent to :meth:`update` with the same elements. Returns ``self``.
+        """
+        self._sync()
+        bound = None if self.watermark is None else _pane_of(self.watermark, self.slide)
+        deltas = []
+        for k, sk in sorted(panes.items()):
+            if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+                raise TypeError(f"pane indices must be ints, got {type(k).__name__}")
+            if bound is not None and k < bound:
+                raise ValueError(f"pane {k} is before the watermark's pane {bound}: its elements are late")
+            self._proto.check_compatible(sk, "merge")
+            deltas.append((int(k), sk.copy()))
+        if deltas and max_timestamp is None:
+            raise ValueError("max_timestamp is required when panes are given")
+        if max_timestamp is not None:
+            max_timestamp = _check_number("max_timestamp", max_timestamp)
+            if deltas and _pane_of(max_timestamp, self.slide) != deltas[-1][0]:
+                raise ValueError(f"max_timestamp {max_timestamp!r} is not in the last pane {deltas[-1][0]}")
+        self._commit(deltas, max_timestamp, int(late_count), late_weight, int(events))
+        return self
+
+    def _commit(self, deltas, accepted_max, n_late: int, late_weight, events: int) -> None:
+        """Add per-pane deltas to the panes (and to the total when in the window), then move time."""
         in_window = None if self._cur is None else self._range(self._cur)
         for k, d in deltas:
             pane = self._panes.get(k)
@@ -420,15 +453,13 @@ class WindowedSketch:
                 pane.merge(d)
             if in_window is not None and in_window[0] <= k <= in_window[1]:
                 self._total.merge(d)
-        n_late = int(late.sum())
         if n_late:
             self.late_count += n_late
-            self.late_weight += batch.weight_sum(late)
-        self.events += batch.n - n_late
+            self.late_weight += late_weight
+        self.events += events
         if accepted_max is not None:
             self._clock.advance_to(accepted_max)
         self._sync()
-        return self
 
     def _deltas(self, batch: _Batch):
         """Per-pane delta sketches of the accepted elements, their max timestamp, the late mask."""

@@ -414,3 +414,24 @@ def test_event_clock_never_goes_back():
     assert (c.now, c.watermark) == (10, 7)
     with pytest.raises(ValueError, match="t must be finite"):
         c.advance_to(float("inf"))
+
+
+def test_merge_panes_equals_update():
+    tmpl = ss.HashSketch(width=128, depth=3, seed=2)
+    a = WindowedSketch(tmpl, window=9, slide=3, allowed_lateness=3)
+    b = WindowedSketch(tmpl, window=9, slide=3, allowed_lateness=3)
+    for _, keys, ts, w in zipf_stream(8, 30, 20, jitter=2, late_every=4):
+        a.update(keys, ts, w)
+        wm = b.watermark
+        late = np.zeros(len(ts), bool) if wm is None else ts < wm
+        panes = {}
+        for k in np.unique(pane_index(ts[~late], 3)).tolist():
+            sel = ~late & (pane_index(ts, 3) == k)
+            panes[k] = tmpl.empty_like().update(keys[sel], weights=w[sel])
+        mx = ts[~late].max().item() if (~late).any() else None
+        b.merge_panes(panes, mx, late_count=int(late.sum()), late_weight=int(w[late].sum()), events=int((~late).sum()))
+    assert a == b and a.late_count > 0
+    with pytest.raises(ValueError, match="before the watermark's pane"):
+        b.merge_panes({0: tmpl.empty_like()}, 1)
+    with pytest.raises(ss.IncompatibleSketchError, match="width differs"):
+        b.merge_panes({10**6: ss.HashSketch(width=64, depth=3, seed=2)}, 3 * 10**6)
