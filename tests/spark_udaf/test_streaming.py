@@ -1,0 +1,155 @@
+"""Structured Streaming maintenance (spark_udaf.streaming) against one-shot builds."""
+
+import os
+
+import numpy as np
+import pytest
+
+import skimsketch as ss
+from skimsketch.windows import WindowedSketch
+
+pytestmark = pytest.mark.spark
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+
+def _write(src, name, keys, ts, w, mtime):
+    """One Parquet file with a fixed modification time (the file source orders files by it)."""
+    path = os.path.join(src, name)
+    pq.write_table(pa.table({"k": pa.array(keys, pa.int64()), "ts": pa.array(ts, pa.int64()),
+                             "w": pa.array(w, pa.int64())}), path)
+    os.utime(path, (mtime, mtime))
+    return keys, ts, w
+
+
+def _files(seed, n, t0, t1, late=0, nulls=0):
+    rng = np.random.default_rng(seed)
+    keys = ((rng.zipf(1.3, n) - 1) % 3000).astype(object)
+    keys[:nulls] = None
+    ts = rng.integers(t0, t1, n)
+    ts[:late] = rng.integers(-100, 0, late)  # far behind any watermark
+    w = np.where(rng.random(n) < 0.15, -1, 1)
+    return keys.tolist(), ts.tolist(), w.tolist()
+
+
+def _stream(spark, src):
+    return (spark.readStream.schema("k BIGINT, ts BIGINT, w BIGINT")
+            .option("maxFilesPerTrigger", 1).parquet(str(src)))
+
+
+def test_stop_restart_equals_one_shot_build_and_sql_view(spark, tmp_path):
+    from spark_udaf.streaming import StreamingSketch, read_state
+
+    src, ckpt, state = tmp_path / "src", tmp_path / "ckpt", tmp_path / "state"
+    src.mkdir()
+    tmpl = ss.HashSketch(width=256, depth=5, seed=21)
+    data = [_write(src, f"f{i}.parquet", *_files(i, 400, 0, 100, nulls=3), mtime=1_000_000 + i) for i in range(3)]
+
+    h = StreamingSketch(tmpl, "k", state, weight="w", view_name="skim_stream_state", spark=spark)
+    q = h.start(_stream(spark, src), ckpt)
+    q.awaitTermination(120)
+    assert q.exception() is None
+    assert h.last_batch_id == 2 and h.applied_batches == 3
+
+    # more data arrives while stopped; a new process resumes from the checkpoint and the state dir
+    data += [_write(src, f"f{i}.parquet", *_files(i, 400, 100, 200), mtime=1_000_000 + i) for i in range(3, 5)]
+    h2 = StreamingSketch(tmpl, "k", state, weight="w", view_name="skim_stream_state", spark=spark)
+    assert h2.last_batch_id == 2
+    q = h2.start(_stream(spark, src), ckpt)
+    q.awaitTermination(120)
+    assert q.exception() is None
+    assert (h2.last_batch_id, h2.applied_batches, h2.skipped_batches) == (4, 2, 0)
+
+    one_shot = tmpl.empty_like()
+    for keys, _, w in data:
+        one_shot.update(keys, weights=w)
+    assert h2.sketch().to_bytes() == one_shot.to_bytes()
+    assert read_state(state)[1].to_bytes() == one_shot.to_bytes()
+    assert h2.sketch().null_weight == sum(w[i] for _, _, w in data[:3] for i in range(3))
+
+    row = spark.sql("SELECT batch_id, sketch, kind, total_weight FROM skim_stream_state").first()
+    assert row["batch_id"] == 4 and row["kind"] == "HashSketch"
+    assert ss.from_bytes(bytes(row["sketch"])).to_bytes() == one_shot.to_bytes()
+    assert row["total_weight"] == one_shot.total_weight
+
+
+def test_replayed_batch_id_is_not_counted_twice(spark, tmp_path):
+    from spark_udaf.streaming import StreamingSketch
+
+    tmpl = ss.HashSketch(width=64, depth=3, seed=2)
+    b0 = spark.createDataFrame([(1,), (2,), (2,)], "k BIGINT")
+    b1 = spark.createDataFrame([(3,)], "k BIGINT")
+    h = StreamingSketch(tmpl, "k", tmp_path / "state", table_path=tmp_path / "tbl" / "sketch.parquet")
+    h(b0, 0)
+    h(b0, 0)  # replay after a failure: same id, same data
+    h(b1, 1)
+    h(b0, 1)  # replay of the last batch
+    assert (h.applied_batches, h.skipped_batches) == (2, 2)
+    expected = tmpl.empty_like().update([1, 2, 2, 3])
+    assert h.sketch() == expected
+    # a crash after our commit: a new handler sees the committed id and skips Spark's replay
+    h2 = StreamingSketch(tmpl, "k", tmp_path / "state")
+    h2(b1, 1)
+    assert h2.skipped_batches == 1 and h2.sketch() == expected
+    row = spark.read.parquet(str(tmp_path / "tbl" / "sketch.parquet")).first()
+    assert row["batch_id"] == 1 and ss.from_bytes(bytes(row["sketch"])) == expected
+
+
+def test_windowed_streaming_matches_in_memory_windowed_sketch(spark, tmp_path):
+    from spark_udaf.streaming import StreamingSketch
+
+    src, ckpt, state = tmp_path / "src", tmp_path / "ckpt", tmp_path / "state"
+    src.mkdir()
+    tmpl = ss.HashSketch(width=128, depth=3, seed=5)
+    kw = dict(window=40, slide=10, allowed_lateness=15)
+    specs = [(0, 0, 50, 0), (1, 40, 90, 0), (2, 80, 130, 20), (3, 120, 170, 0)]  # (seed, t0, t1, late rows)
+    data = []
+    for i, (seed, t0, t1, late) in enumerate(specs[:2]):
+        data.append(_write(src, f"f{i}.parquet", *_files(seed, 300, t0, t1, late=late), mtime=2_000_000 + i))
+    h = StreamingSketch(tmpl, "k", state, weight="w", timestamp="ts", **kw)
+    h.start(_stream(spark, src), ckpt).awaitTermination(120)
+    for i, (seed, t0, t1, late) in enumerate(specs[2:], start=2):
+        data.append(_write(src, f"f{i}.parquet", *_files(seed, 300, t0, t1, late=late), mtime=2_000_000 + i))
+    h = StreamingSketch(tmpl, "k", state, weight="w", timestamp="ts", **kw)  # restart
+    q = h.start(_stream(spark, src), ckpt)
+    q.awaitTermination(120)
+    assert q.exception() is None and h.last_batch_id == 3
+
+    ref = WindowedSketch(tmpl, **kw)
+    for keys, ts, w in data:  # one file per micro-batch, in file order
+        ref.update(keys, ts, w)
+    assert h.state.to_bytes() == ref.to_bytes()
+    assert h.state.late_count == 20 and h.state.now == ref.now
+    assert h.sketch() == ref.sketch_at()
+
+
+def test_reject_cases(spark, tmp_path):
+    from spark_udaf.streaming import StreamingSketch
+
+    tmpl = ss.HashSketch(width=64, depth=3, seed=2)
+    with pytest.raises(ValueError, match="timestamp and window go together"):
+        StreamingSketch(tmpl, "k", tmp_path / "s", window=10)
+    with pytest.raises(TypeError, match="sketch must be a skimsketch sketch"):
+        StreamingSketch("not a sketch", "k", tmp_path / "s")
+    h = StreamingSketch(tmpl, "k", tmp_path / "s")
+    h(spark.createDataFrame([(1,)], "k BIGINT"), 0)
+    with pytest.raises(ss.IncompatibleSketchError, match="seed differs"):
+        StreamingSketch(ss.HashSketch(width=64, depth=3, seed=3), "k", tmp_path / "s")
+    with pytest.raises(ss.IncompatibleSketchError, match="state differs"):
+        StreamingSketch(tmpl, "k", tmp_path / "s", timestamp="ts", window=10)
+    hw = StreamingSketch(tmpl, "k", tmp_path / "w", timestamp="ts", window=10, on_late="raise")
+    with pytest.raises(TypeError, match="use a numeric event time"):
+        hw(spark.sql("SELECT 1L AS k, current_timestamp() AS ts"), 0)
+    hw(spark.createDataFrame([(1, 100)], "k BIGINT, ts BIGINT"), 0)
+    with pytest.raises(LateError(), match="older than the watermark"):
+        hw(spark.createDataFrame([(1, 5)], "k BIGINT, ts BIGINT"), 1)
+    with pytest.raises(ValueError, match="null timestamp"):
+        hw(spark.createDataFrame([(1, None)], "k BIGINT, ts BIGINT"), 1)
+    assert hw.last_batch_id == 0  # failed batches are not committed
+
+
+def LateError():
+    from skimsketch.windows import LateElementError
+
+    return LateElementError
