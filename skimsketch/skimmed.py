@@ -22,13 +22,20 @@ sqrt(F2 estimate))`` — the stream's L1 norm when frequencies are non-negative,
 and still a lower bound on it under deletes. The default factor is justified
 by ``benchmarks/skim_factor.py`` (see docs/defaults.md).
 
-False-dense guard: a key absent from the stream that collides with a heavy
-key in most tables would get the heavy key's estimate; skimming it corrupts
-``H'``. A key is therefore only dense when at least ``depth - floor((depth-1)/3)``
-of its table estimates (about two thirds) clear ``T`` with the same sign, not
-just their median; candidates rejected by this rule are re-examined on the
-residual after each skimming round (up to ``MAX_ROUNDS``), which recovers
-heavy keys that were masked by a collision with another heavy key.
+False-dense guard: a key absent from the stream that collides with heavy
+keys in most tables gets a heavy estimate; skimming it corrupts ``H'`` (and
+steals the heavy keys' mass). With a domain much larger than the stream there
+can be many such impostors, and no rule on one key's estimates tells them from
+the true keys. So: (1) a key is dense only when at least ``r`` of its table
+estimates clear ``T`` with one sign, ``r`` chosen per query so that the
+expected number of domain keys passing by chance stays below
+``IMPOSTOR_BUDGET`` (:meth:`SkimmedSketch.agreement`; at least two thirds of
+the tables); (2) candidates sharing no bucket with another candidate are
+skimmed at once; the others one at a time, fewest shared buckets first, each
+re-estimated on the residual left by the ones before — and only when the
+expected number of impostors is within budget. If it is not (too few tables
+for the domain), only the unshared candidates are skimmed and the estimate
+degrades gracefully towards the plain hash sketch's.
 """
 
 from __future__ import annotations
@@ -46,15 +53,19 @@ __all__ = ["SkimmedSketch", "SkimResult", "DEFAULT_SKIM_FACTOR"]
 
 DEFAULT_SKIM_FACTOR = 1.0
 MAX_ROUNDS = 4
+# expected number of absent keys that may pass the guard by chance in one scan
+IMPOSTOR_BUDGET = 0.25
 _DOMAIN_CHUNK = 1 << 16
 
 
 class SkimResult:
     """Dense keys, their estimated frequencies, and the residual counters."""
 
-    __slots__ = ("keys", "values", "residual", "dense_sketch", "threshold", "rounds")
+    __slots__ = ("keys", "values", "residual", "dense_sketch", "threshold", "rounds", "agree", "impostors")
 
-    def __init__(self, keys, values, residual, dense_sketch, threshold, rounds):
+    def __init__(self, keys, values, residual, dense_sketch, threshold, rounds, agree, impostors):
+        self.agree = agree  # tables that had to agree for a key to count as dense
+        self.impostors = impostors  # expected absent keys passing that rule by chance
         self.keys = keys  # int64, sorted
         self.values = values  # float64
         self.residual = residual  # float64 (depth, width)
@@ -151,55 +162,115 @@ class SkimmedSketch(HashSketch):
         buckets, signs = self.family.buckets_signs(keys, self._width, self._depth)
         return (np.take_along_axis(counters, buckets, axis=1) * signs).T
 
-    def _select(self, est: np.ndarray, t: float):
-        """(dense mask, median, median-only candidate mask) from (n, depth) table estimates."""
+    def _select(self, est: np.ndarray, t: float, agree: int):
+        """(guard mask, median, median-passing mask) from (n, depth) table estimates.
+
+        The guard holds when at least ``agree`` tables give ``>= t`` (or all of
+        them ``<= -t``) — not only their median."""
         d = self._depth
-        g = _guard_index(d)
-        kth = sorted({g, d - 1 - g, (d - 1) // 2, d // 2})
+        lo, hi = d - agree, agree - 1
+        kth = sorted({lo, hi, (d - 1) // 2, d // 2})
         part = np.partition(est, kth, axis=1)
         med = 0.5 * (part[:, (d - 1) // 2] + part[:, d // 2])
-        dense = (part[:, g] >= t) | (part[:, d - 1 - g] <= -t)
-        maybe = (np.abs(med) >= t) & ~dense
-        return dense, med, maybe
+        guard = (part[:, lo] >= t) | (part[:, hi] <= -t)
+        return guard, med, np.abs(med) >= t
+
+    def agreement(self, counters: np.ndarray, t: float) -> tuple[int, float]:
+        """(tables that must agree, expected impostors) for a domain scan at threshold ``t``.
+
+        A key absent from the stream lands in a uniformly random bucket of
+        each table with a random sign, so it looks ``>= t`` in table p with
+        probability ``pi_p / 2``, ``pi_p`` being the share of that table's
+        buckets with ``|counter| >= t``. The expected number of the domain's
+        keys that pass "at least r tables agree" by chance is
+        ``domain * 2 * P[PoissonBinomial(pi/2) >= r]``; we take the smallest
+        ``r >= depth - floor((depth-1)/3)`` that keeps it below
+        ``IMPOSTOR_BUDGET`` (``r = depth`` if none does).
+        """
+        d = self._depth
+        half = (np.abs(counters) >= t).mean(axis=1) / 2.0
+        dist = np.zeros(d + 1)  # Poisson-binomial distribution of agreeing tables
+        dist[0] = 1.0
+        for q in half:
+            dist[1:] = dist[1:] * (1 - q) + dist[:-1] * q
+            dist[0] *= 1 - q
+        tail = np.cumsum(dist[::-1])[::-1]  # tail[r] = P[X >= r]
+        for r in range(d - _guard_index(d), d + 1):
+            expected = self._domain_size * 2.0 * tail[r]
+            if expected <= IMPOSTOR_BUDGET:
+                return r, float(expected)
+        return d, float(self._domain_size * 2.0 * tail[d])
 
     def skim(self) -> SkimResult:
-        """Run SKIMDENSE (cached until the sketch changes)."""
+        """Run SKIMDENSE (cached until the sketch changes).
+
+        1. Scan the domain; candidates are keys whose median estimate clears T.
+        2. Candidates that share no bucket with another candidate do not
+           interact: those passing the guard are skimmed at once.
+        3. The others are visited sequentially, fewest shared buckets first
+           (a true heavy key rarely shares; an absent key that looks heavy
+           shares a bucket with a heavy key in most tables), re-estimated on
+           the current residual and skimmed if they pass the guard; passes
+           repeat until nothing changes (at most ``MAX_ROUNDS``).
+        """
         res = self._cache.get("skim")
         if res is not None:
             return res
         counters = self._counters.astype(np.float64)
         residual = counters.copy()
         t = self.threshold()
-        keys_out, vals_out, maybe_keys = [], [], []
+        found: dict[int, float] = {}
         rounds = 0
+        agree, impostors = self.depth, 0.0
         if t > 0:
             rounds = 1
+            agree, impostors = self.agreement(counters, t)
+            trusted = impostors <= IMPOSTOR_BUDGET
+            cand, cand_med, cand_guard = [], [], []
             for s in range(0, self._domain_size, _DOMAIN_CHUNK):
                 keys = np.arange(s, min(s + _DOMAIN_CHUNK, self._domain_size), dtype=np.int64)
-                dense, med, maybe = self._select(self._table_estimates(counters, keys), t)
-                keys_out.append(keys[dense])
-                vals_out.append(med[dense])
-                maybe_keys.append(keys[maybe])
-            dk, dv = np.concatenate(keys_out), np.concatenate(vals_out)
-            self._subtract_dense(residual, dk, dv)
-            pending = np.concatenate(maybe_keys)
-            found = {int(k): float(v) for k, v in zip(dk, dv)}
-            while len(pending) and rounds < MAX_ROUNDS:
+                guard, med, passing = self._select(self._table_estimates(counters, keys), t, agree)
+                cand.append(keys[passing])
+                cand_med.append(med[passing])
+                cand_guard.append(guard[passing])
+            cand, cand_med, cand_guard = map(np.concatenate, (cand, cand_med, cand_guard))
+            shared = self._shared_buckets(cand)
+            alone = (shared == 0) & cand_guard
+            self._subtract_dense(residual, cand[alone], cand_med[alone])
+            found.update(zip(cand[alone].tolist(), cand_med[alone].tolist()))
+            order = np.lexsort((-np.abs(cand_med), shared))
+            # keys sharing buckets are only skimmed when chance passes are rare
+            pending = [i for i in order.tolist() if not alone[i]] if trusted else []
+            while pending and rounds < MAX_ROUNDS:
                 rounds += 1
-                dense, med, maybe = self._select(self._table_estimates(residual, pending), t)
-                if not dense.any():
+                left = []
+                for i in pending:
+                    key = cand[i : i + 1]
+                    guard, med, _ = self._select(self._table_estimates(residual, key), t, agree)
+                    if guard[0]:
+                        self._subtract_dense(residual, key, med)
+                        found[int(key[0])] = found.get(int(key[0]), 0.0) + float(med[0])
+                    else:
+                        left.append(i)
+                if len(left) == len(pending):
                     break
-                self._subtract_dense(residual, pending[dense], med[dense])
-                for k, v in zip(pending[dense], med[dense]):
-                    found[int(k)] = found.get(int(k), 0.0) + float(v)
-                pending = pending[maybe]
-            keys_arr = np.array(sorted(found), dtype=np.int64)
-            vals_arr = np.array([found[k] for k in keys_arr.tolist()], dtype=np.float64)
-        else:
-            keys_arr, vals_arr = np.empty(0, np.int64), np.empty(0, np.float64)
-        res = SkimResult(keys_arr, vals_arr, residual, counters - residual, t, rounds)
+                pending = left
+        keys_arr = np.array(sorted(found), dtype=np.int64)
+        vals_arr = np.array([found[k] for k in keys_arr.tolist()], dtype=np.float64)
+        res = SkimResult(keys_arr, vals_arr, residual, counters - residual, t, rounds, agree, impostors)
         self._cache["skim"] = res
         return res
+
+    def _shared_buckets(self, keys: np.ndarray) -> np.ndarray:
+        """For each key, in how many tables its bucket holds another of ``keys``."""
+        if not len(keys):
+            return np.zeros(0, dtype=np.int64)
+        buckets, _ = self.family.buckets_signs(keys, self._width, self._depth)
+        shared = np.zeros(len(keys), dtype=np.int64)
+        for p in range(self._depth):
+            occupancy = np.bincount(buckets[p], minlength=self._width)
+            shared += occupancy[buckets[p]] > 1
+        return shared
 
     def _subtract_dense(self, residual: np.ndarray, keys: np.ndarray, values: np.ndarray) -> None:
         if not len(keys):

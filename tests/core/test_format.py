@@ -1,0 +1,95 @@
+"""Binary format: layout, rejects, and a fuzz test over malformed inputs."""
+
+import struct
+import zlib
+
+import numpy as np
+import pytest
+
+import skimsketch as ss
+from skimsketch import format as fmt
+
+from .sketches import FACTORIES, KINDS, keys
+
+
+def fix_crc(b: bytes) -> bytes:
+    return b[:-4] + struct.pack("<I", zlib.crc32(b[:-4]))
+
+
+@pytest.fixture(params=KINDS)
+def blob(request):
+    return FACTORIES[request.param]().update(keys(n=500)).to_bytes()
+
+
+def test_header_layout():
+    sk = ss.SkimmedSketch(10, 3, seed=42, domain=1000, skim_factor=2.0).update([1, 2, 2, None])
+    b = sk.to_bytes()
+    assert b[:4] == b"SKSK"
+    assert struct.unpack_from("<HBBIIQQB", b, 4) == (1, 3, 2, 10, 3, 42, 1000, 1)
+    assert struct.unpack_from("<dqqI", b, 36) == (2.0, 3, 1, 0)
+    assert len(b) == 64 + 8 * 30 + 4
+    assert struct.unpack_from("<I", b, len(b) - 4)[0] == zlib.crc32(b[:-4])
+    counters = np.frombuffer(b, "<i8", 30, 64).reshape(3, 10)
+    assert np.array_equal(counters, sk.counters)
+
+
+@pytest.mark.parametrize(
+    "mutate,msg",
+    [
+        (lambda b: b[:10], "truncated"),
+        (lambda b: b[:-1], "size mismatch|checksum"),
+        (lambda b: b"XXXX" + b[4:], "magic"),
+        (lambda b: fix_crc(b[:4] + struct.pack("<H", 2) + b[6:]), "version"),
+        (lambda b: fix_crc(b[:6] + bytes([9]) + b[7:]), "kind"),
+        (lambda b: fix_crc(b[:32] + bytes([7]) + b[33:]), "counter type"),
+        (lambda b: fix_crc(b[:8] + struct.pack("<I", 0) + b[12:]), "shape"),
+        (lambda b: fix_crc(b[:8] + struct.pack("<I", 2**20) + b[12:]), "size mismatch"),
+        (lambda b: b[:-4] + b"\0\0\0\0", "checksum"),
+        (lambda b: b + b"\0", "size mismatch"),
+        (lambda b: fix_crc(b[:7] + bytes([b[7] | 0x80]) + b[8:]), "reserved"),
+    ],
+)
+def test_rejects_with_named_problem(blob, mutate, msg):
+    with pytest.raises(ss.CorruptSketchError, match=msg):
+        ss.from_bytes(mutate(blob))
+
+
+def test_rejects_non_bytes():
+    with pytest.raises(ss.CorruptSketchError, match="expected bytes"):
+        ss.from_bytes("SKSK")
+
+
+def test_domain_on_wrong_kind_rejected():
+    b = ss.HashSketch(8, 2).update([1]).to_bytes()
+    bad = fix_crc(b[:7] + bytes([b[7] | 2]) + b[8:24] + struct.pack("<Q", 100) + b[32:])
+    with pytest.raises(ss.CorruptSketchError, match="domain"):
+        ss.from_bytes(bad)
+
+
+def test_class_from_bytes_checks_kind():
+    b = ss.HashSketch(8, 2).to_bytes()
+    with pytest.raises(ss.IncompatibleSketchError, match="kind"):
+        ss.AGMSSketch.from_bytes(b)
+
+
+def test_fuzz_truncations_bitflips_and_random_bytes(blob):
+    """Every malformed input raises CorruptSketchError; none returns a sketch or crashes."""
+    rng = np.random.default_rng(2024)
+    bad = [blob[:n] for n in range(0, len(blob), max(1, len(blob) // 97))]
+    for _ in range(400):
+        arr = bytearray(blob)
+        pos = int(rng.integers(len(arr)))
+        arr[pos] ^= 1 << int(rng.integers(8))
+        bad.append(bytes(arr))
+    for _ in range(200):
+        arr = bytearray(blob)
+        for pos in rng.integers(len(arr), size=int(rng.integers(2, 9))):
+            arr[int(pos)] = int(rng.integers(256))
+        if bytes(arr) != blob:
+            bad.append(bytes(arr))
+    for n in (0, 1, 63, 64, 67, 68, 200, 5000):
+        bad.append(rng.integers(0, 256, n, dtype=np.uint8).tobytes())
+        bad.append(b"SKSK" + rng.integers(0, 256, n, dtype=np.uint8).tobytes())
+    for b in bad:
+        with pytest.raises(ss.CorruptSketchError):
+            ss.from_bytes(b)

@@ -1,0 +1,101 @@
+"""Key canonicalisation (SPEC §3)."""
+
+import numpy as np
+import pytest
+
+import skimsketch as ss
+from skimsketch.keys import canonical_key, canonicalize
+
+
+def test_int_widths_are_one_key():
+    for dt in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64):
+        assert canonicalize(np.array([1, 2, 100], dtype=dt)).keys.tolist() == [1, 2, 100]
+    assert canonical_key(np.int16(-5)) == -5 and canonical_key(7) == 7
+
+
+def test_strings_and_bytes_share_canonical_bytes():
+    assert canonical_key("abc") == canonical_key(b"abc") == ss.fingerprint64(b"abc")
+    assert canonical_key("é") == ss.fingerprint64("é".encode("utf-8"))
+    assert canonical_key("1") != canonical_key(1)
+
+
+def test_string_containers_identical():
+    pd = pytest.importorskip("pandas")
+    pa = pytest.importorskip("pyarrow")
+    words = ["apple", "pear", "apple", "fig", "ünïcode", "", "pear"]
+    ref = ss.HashSketch(64, 3, 1).update(words)
+    for c in (np.array(words), np.array(words, dtype=object), pd.Series(words), pd.Series(words, dtype="string"),
+              pa.array(words), pa.array(words, type=pa.large_string()), pa.array(words).dictionary_encode(),
+              [w.encode() for w in words], pa.array([w.encode() for w in words], type=pa.binary())):
+        assert ss.HashSketch(64, 3, 1).update(c) == ref
+
+
+def test_integral_floats_and_nan_nulls():
+    b = canonicalize(np.array([1.0, np.nan, 3.0]))
+    assert b.keys.tolist() == [1, 3] and b.null_weight == 1
+    with pytest.raises(ss.KeyTypeError, match="not integral"):
+        canonicalize([1.0, 2.5])
+
+
+def test_null_markers():
+    pd = pytest.importorskip("pandas")
+    b = canonicalize([None, float("nan"), pd.NA, pd.NaT, 5], weights=[1, 2, 3, 4, 5])
+    assert b.keys.tolist() == [5] and b.null_weight == 10
+
+
+def test_mixed_object_keys():
+    b = canonicalize(["a", 3, b"a", None])
+    assert b.keys.tolist() == [ss.fingerprint64(b"a"), 3, ss.fingerprint64(b"a")]
+
+
+def test_empty_inputs():
+    assert len(canonicalize([]).keys) == 0
+    sk = ss.HashSketch(8, 2).update([])
+    assert sk.is_empty
+    assert ss.exact_join_size([], [1]) == 0
+
+
+def test_scalar_key():
+    assert canonicalize(5).keys.tolist() == [5]
+    assert canonicalize("x").keys.tolist() == [ss.fingerprint64(b"x")]
+
+
+def test_float_weights_need_float_sketch():
+    with pytest.raises(ss.KeyTypeError, match="dtype='float64'"):
+        ss.HashSketch(8, 2).update([1], weights=0.5)
+    s = ss.HashSketch(8, 2, dtype="float64").update([1, 2], weights=[0.5, 0.25])
+    assert s.total_weight == 0.75
+    # integral floats are fine on integer sketches
+    assert ss.HashSketch(8, 2).update([1], weights=[2.0]) == ss.HashSketch(8, 2).update([1, 1])
+
+
+def test_exact_join_size_with_weights_and_big_values():
+    assert ss.exact_join_size([1, 2], [1, 1, 2], weights_f=[2**62, 1]) == 2**63 + 1  # beyond int64: exact
+    assert ss.exact_join_size([1], [1], weights_f=[0.5]) == 0.5
+    assert ss.exact_self_join_size(["a", "a", "b"]) == 5
+
+
+def test_skimmed_domain_checked():
+    s = ss.SkimmedSketch(16, 3, domain=100)
+    with pytest.raises(ss.KeyDomainError, match=r"outside the declared domain \[0, 100\)"):
+        s.update([5, 100])
+    with pytest.raises(ss.KeyDomainError):
+        s.update([-1])
+    assert s.is_empty
+    with pytest.raises(ValueError, match="not supported yet"):
+        ss.SkimmedSketch(16, 3)
+    for bad in (0, -5, 2.5, True):
+        with pytest.raises(ValueError, match="domain"):
+            ss.SkimmedSketch(16, 3, domain=bad)
+    for bad in (0, -1.0, float("nan"), float("inf"), "1"):
+        with pytest.raises(ValueError, match="skim_factor"):
+            ss.SkimmedSketch(16, 3, domain=10, skim_factor=bad)
+
+
+def test_skimmed_domain_mismatch_is_incompatible():
+    a, b = ss.SkimmedSketch(16, 3, domain=100), ss.SkimmedSketch(16, 3, domain=200)
+    with pytest.raises(ss.IncompatibleSketchError, match="domain"):
+        a.join_size(b)
+    # the skim factor is a query setting, not a compatibility field
+    c = ss.SkimmedSketch(16, 3, domain=100, skim_factor=3.0).update([1])
+    assert a.merge(c).skim_factor == 1.0
