@@ -1,0 +1,36 @@
+"""skimsketch on Spark: distributed sketch building, SQL functions, exact joins.
+
+```python
+import skimsketch as ss, spark_udaf
+a = spark_udaf.sketch_column(orders, "customer_id", ss.HashSketch(width=2048, depth=7, seed=1))
+est = spark_udaf.estimate_join_size(orders, "customer_id", visits, "customer_id", tolerance=0.1)
+exact = spark_udaf.exact_join_size(orders, "customer_id", visits, "customer_id")
+spark_udaf.register(spark)   # skim_sketch, skim_merge, skim_join_size, ... in Spark SQL
+```
+
+Sketches are built per partition on the executors (``mapInArrow``) and only
+their bytes are merged: rows never reach the driver and are never shuffled.
+The core package never imports pyspark; this package needs pyspark, pyarrow
+and pandas (the ``spark`` extra). See docs/spark.md.
+"""
+
+from .build import merge_sketch_column, sketch_by, sketch_column, sketch_partials
+from .cluster import ship_package
+from .estimate import estimate_join_size, relative_half_width
+from .exact import exact_join_size, exact_self_join_size, frequencies
+from .sql import FUNCTIONS, register
+
+__all__ = [
+    "sketch_column",
+    "sketch_partials",
+    "sketch_by",
+    "merge_sketch_column",
+    "estimate_join_size",
+    "relative_half_width",
+    "exact_join_size",
+    "exact_self_join_size",
+    "frequencies",
+    "register",
+    "FUNCTIONS",
+    "ship_package",
+]

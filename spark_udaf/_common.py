@@ -1,0 +1,101 @@
+"""Helpers shared by the Spark adapters: column checks and sketch (de)serialisation.
+
+Nothing here starts a Spark job; the functions run on the driver or inside
+Python workers.
+"""
+
+from __future__ import annotations
+
+from functools import reduce
+
+import skimsketch as ss
+
+__all__ = [
+    "KEY_TYPE_NAMES",
+    "WEIGHT_TYPE_NAMES",
+    "check_key_field",
+    "check_weight_field",
+    "field_of",
+    "key_family",
+    "load_sketch",
+    "merge_blobs",
+    "require_sketch",
+]
+
+#: Spark SQL types accepted as join keys (SPEC §3: integers, strings, bytes).
+KEY_TYPE_NAMES = ("tinyint", "smallint", "int", "bigint", "string", "binary")
+#: Spark SQL types accepted as weights.
+WEIGHT_TYPE_NAMES = ("tinyint", "smallint", "int", "bigint", "float", "double")
+
+
+def field_of(df, column: str):
+    """The ``StructField`` of top-level ``column`` in ``df`` (clear error if absent)."""
+    if not isinstance(column, str):
+        raise TypeError(f"column must be a column name (str), got {type(column).__name__}")
+    for f in df.schema.fields:
+        if f.name == column:
+            return f
+    names = ", ".join(f.name for f in df.schema.fields)
+    raise ValueError(f"column {column!r} not found in DataFrame columns [{names}]")
+
+
+def _type_name(dtype) -> str:
+    return dtype.simpleString()
+
+
+def key_family(type_name: str) -> str:
+    """'int' for integer keys, 'bytes' for string/binary keys (they hash alike)."""
+    return "bytes" if type_name in ("string", "binary") else "int"
+
+
+def check_key_field(df, column: str):
+    """The key column's ``StructField``; rejects types the sketches cannot hash."""
+    f = field_of(df, column)
+    name = _type_name(f.dataType)
+    if name not in KEY_TYPE_NAMES:
+        raise ss.KeyTypeError(
+            f"key column {column!r} has type {name}; supported key types are "
+            f"{', '.join(KEY_TYPE_NAMES)} (cast it, e.g. CAST({column} AS BIGINT))"
+        )
+    return f
+
+
+def check_weight_field(df, column: str):
+    """The weight column's ``StructField``; rejects non-numeric types."""
+    f = field_of(df, column)
+    name = _type_name(f.dataType)
+    if name not in WEIGHT_TYPE_NAMES:
+        raise ss.KeyTypeError(
+            f"weight column {column!r} has type {name}; supported weight types are "
+            f"{', '.join(WEIGHT_TYPE_NAMES)}"
+        )
+    return f
+
+
+def require_sketch(sketch, what: str = "sketch"):
+    """Raise ``TypeError`` unless ``sketch`` is a core skimsketch sketch."""
+    for attr in ("to_bytes", "empty_like", "merge", "join_size"):
+        if not hasattr(sketch, attr):
+            raise TypeError(
+                f"{what} must be a skimsketch sketch (HashSketch, SkimmedSketch, AGMSSketch), "
+                f"got {type(sketch).__name__}"
+            )
+    return sketch
+
+
+def load_sketch(blob, what: str = "sketch"):
+    """``ss.from_bytes`` with the argument's role in the error message."""
+    if not isinstance(blob, (bytes, bytearray, memoryview)):
+        raise TypeError(f"{what}: expected sketch bytes, got {type(blob).__name__}")
+    try:
+        return ss.from_bytes(bytes(blob))
+    except ss.CorruptSketchError as e:
+        raise ss.CorruptSketchError(f"{what}: {e}") from None
+
+
+def merge_blobs(blobs, what: str = "sketch"):
+    """Merge serialised sketches (``None`` entries skipped) -> sketch, or ``None`` if none."""
+    sketches = [load_sketch(b, what) for b in blobs if b is not None]
+    if not sketches:
+        return None
+    return reduce(lambda a, b: a.merge(b), sketches[1:], sketches[0])

@@ -1,0 +1,244 @@
+"""Distributed sketch building: one partial sketch per partition, merged.
+
+Every function here runs ``mapInArrow`` over the DataFrame: each Python worker
+fills an empty copy of the caller's sketch from the Arrow batches of its
+partition (vectorised core ``update``) and emits the sketch's bytes as a single
+binary row. Only those bytes leave the executors; rows are never collected to
+the driver and never shuffled. Sketches are linear and integer merges are
+exact, so with integer weights the merged sketch is byte-identical to the one
+built in memory from the same keys, whatever the partitioning.
+"""
+
+from __future__ import annotations
+
+import skimsketch as ss
+
+from ._common import check_key_field, check_weight_field, field_of, merge_blobs, require_sketch
+
+__all__ = ["sketch_column", "sketch_partials", "sketch_by", "merge_sketch_column", "PartialAccumulator"]
+
+#: Rows buffered per core ``update`` call inside a worker (amortises per-call cost).
+CHUNK_ROWS = 1 << 18
+_SKETCH_COL = "sketch"
+
+
+def _selected(df, column, weight, by):
+    check_key_field(df, column)
+    cols = [column]
+    if weight is not None:
+        check_weight_field(df, weight)
+        cols.append(weight)
+    for b in by:
+        field_of(df, b)
+        if b in cols:
+            raise ValueError(f"group column {b!r} is also the key or weight column")
+        cols.append(b)
+    if len(set(cols)) != len(cols):
+        raise ValueError(f"key and weight must be different columns, got {column!r} twice")
+    return df.select(*cols)
+
+
+def _normalise_by(by):
+    if by is None:
+        return []
+    if isinstance(by, str):
+        return [by]
+    by = list(by)
+    if not all(isinstance(b, str) for b in by):
+        raise TypeError("by must be a column name or a list of column names")
+    return by
+
+
+class PartialAccumulator:
+    """Fills partial sketches (one per group) from Arrow arrays; used inside workers.
+
+    ``add(keys, weights, groups)`` takes aligned Arrow arrays (``groups`` a list
+    of arrays, empty for ungrouped builds). Rows with a null weight are
+    skipped (as SQL ``SUM`` skips them); null keys go to ``null_weight``.
+    Ungrouped input is buffered up to ``chunk_rows`` rows per core update.
+    """
+
+    def __init__(self, template: bytes, chunk_rows: int = CHUNK_ROWS):
+        self._template = template
+        self._chunk = chunk_rows
+        self._sketches: dict = {}  # group tuple -> sketch
+        self._group_arrays: dict = {}  # group tuple -> list of 1-row arrays (original types)
+        self._pending: list = []
+        self._pending_rows = 0
+
+    def _sketch(self, gid, group_arrays=()):
+        sk = self._sketches.get(gid)
+        if sk is None:
+            sk = self._sketches[gid] = ss.from_bytes(self._template)
+            self._group_arrays[gid] = list(group_arrays)
+        return sk
+
+    @staticmethod
+    def _fill(sk, keys, weights):
+        import pyarrow.compute as pc
+
+        if weights is not None and weights.null_count:
+            valid = pc.is_valid(weights)
+            keys, weights = pc.filter(keys, valid), pc.filter(weights, valid)
+        if len(keys):
+            sk.update(keys, weights=weights)
+
+    def _flush(self):
+        import pyarrow as pa
+
+        if not self._pending:
+            return
+        keys = pa.concat_arrays([k for k, _ in self._pending])
+        ws = [w for _, w in self._pending]
+        weights = None if ws[0] is None else pa.concat_arrays(ws)
+        self._pending, self._pending_rows = [], 0
+        self._fill(self._sketch(()), keys, weights)
+
+    def add(self, keys, weights=None, groups=()):
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if isinstance(keys, pa.ChunkedArray):
+            keys = keys.combine_chunks()
+        if isinstance(weights, pa.ChunkedArray):
+            weights = weights.combine_chunks()
+        if len(keys) == 0:
+            return
+        if not groups:
+            self._pending.append((keys, weights))
+            self._pending_rows += len(keys)
+            if self._pending_rows >= self._chunk:
+                self._flush()
+            return
+        groups = [g.combine_chunks() if isinstance(g, pa.ChunkedArray) else g for g in groups]
+        code = np.zeros(len(keys), dtype=np.int64)
+        for g in groups:
+            enc = pc.dictionary_encode(g, null_encoding="encode")
+            code = code * (len(enc.dictionary) + 1) + enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        order = np.argsort(code, kind="stable")
+        sorted_codes = code[order]
+        starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+        ends = np.r_[starts[1:], len(order)]
+        for s, e in zip(starts, ends):
+            first = pa.array([int(order[s])])
+            firsts = [g.take(first) for g in groups]
+            gid = tuple(a[0].as_py() for a in firsts)
+            rows = pa.array(order[s:e])
+            self._fill(self._sketch(gid, firsts), keys.take(rows), None if weights is None else weights.take(rows))
+
+    def results(self):
+        """``[(group arrays, sketch bytes)]`` of the non-empty partial sketches."""
+        self._flush()
+        return [(self._group_arrays[g], sk.to_bytes()) for g, sk in self._sketches.items() if not sk.is_empty]
+
+
+def _partition_builder(template: bytes, weighted: bool, n_by: int, chunk_rows: int):
+    """The ``mapInArrow`` function: Arrow batches of a partition -> partial sketch bytes."""
+
+    def build(batches):
+        import pyarrow as pa
+
+        acc = PartialAccumulator(template, chunk_rows)
+        first = 2 if weighted else 1
+        names = None
+        for batch in batches:
+            names = batch.schema.names
+            acc.add(batch.column(0), batch.column(1) if weighted else None,
+                    [batch.column(j) for j in range(first, first + n_by)])
+        out = acc.results()
+        if not out:
+            return
+        cols = [pa.concat_arrays([g[j] for g, _ in out]) for j in range(n_by)]
+        cols.append(pa.array([b for _, b in out], pa.binary()))
+        yield pa.RecordBatch.from_arrays(cols, names=(names[first:first + n_by] if n_by else []) + [_SKETCH_COL])
+
+    return build
+
+
+def sketch_partials(df, column: str, sketch, weight: str | None = None, by=None, *, chunk_rows: int = CHUNK_ROWS):
+    """DataFrame of partial sketch bytes: one row per non-empty partition (and group).
+
+    The columns are the ``by`` columns (if any) and ``sketch`` (binary): each
+    row is ``sketch.empty_like()`` filled with the key column (weighted by
+    ``weight``, default 1) of the rows of one partition (and group). Null keys
+    count in the sketch's ``null_weight`` and never join; rows with a null
+    weight are skipped. Lazy: nothing runs until the result is consumed.
+    Merging all rows (of a group) gives the sketch of the whole column.
+    """
+    from pyspark.sql.types import BinaryType, StructField, StructType
+
+    require_sketch(sketch)
+    by = _normalise_by(by)
+    if chunk_rows < 1:
+        raise ValueError(f"chunk_rows must be positive, got {chunk_rows}")
+    selected = _selected(df, column, weight, by)
+    out = StructType([field_of(df, b) for b in by] + [StructField(_SKETCH_COL, BinaryType(), False)])
+    template = sketch.empty_like().to_bytes()
+    return selected.mapInArrow(_partition_builder(template, weight is not None, len(by), chunk_rows), out)
+
+
+def sketch_column(df, column: str, sketch, weight: str | None = None, *, merge: str = "driver",
+                  chunk_rows: int = CHUNK_ROWS):
+    """Fill ``sketch`` with ``df[column]`` (weighted by ``df[weight]``) and return it.
+
+    Partial sketches are built per partition on the executors
+    (:func:`sketch_partials`) and merged into ``sketch`` (which may already hold
+    data; it is updated in place and returned, like the core's ``update``).
+    ``merge="driver"`` collects the partials (driver memory: one sketch per
+    non-empty partition); ``merge="tree"`` merges them on the executors with
+    ``treeReduce`` first, so the driver receives a single sketch. Null keys add
+    to ``sketch.null_weight``; rows with a null weight are skipped.
+    """
+    if merge not in ("driver", "tree"):
+        raise ValueError(f"merge must be 'driver' or 'tree', got {merge!r}")
+    parts = sketch_partials(df, column, sketch, weight, chunk_rows=chunk_rows)
+    if merge == "driver":
+        blobs = [r[0] for r in parts.collect()]
+    else:
+        blob = parts.rdd.map(lambda r: bytes(r[0])).treeAggregate(None, _merge_two, _merge_two, depth=2)
+        blobs = [] if blob is None else [blob]
+    total = merge_blobs(blobs, "partial sketch")
+    if total is not None:
+        sketch.merge(total)
+    return sketch
+
+
+def _merge_two(a, b):
+    """Combine two serialised sketches (either may be ``None``) -> bytes or ``None``."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return merge_blobs([a, b], "partial sketch").to_bytes()
+
+
+def merge_sketch_column(df, column: str = _SKETCH_COL, by=None):
+    """Merge a column of sketch bytes, per group of ``by`` (or overall).
+
+    Returns a DataFrame (``by`` columns, ``sketch`` binary). Uses the
+    ``skim_merge`` Arrow aggregate: the few small sketch rows of each group go
+    to one worker, never any data rows. Null sketches are skipped.
+    """
+    from .sql import skim_merge_udf
+
+    by = _normalise_by(by)
+    f = field_of(df, column)
+    if f.dataType.simpleString() != "binary":
+        raise ss.KeyTypeError(f"column {column!r} must hold sketch bytes (binary), got {f.dataType.simpleString()}")
+    agg = skim_merge_udf()(df[column]).alias(_SKETCH_COL)
+    return df.groupBy(*by).agg(agg)
+
+
+def sketch_by(df, column: str, sketch, by, weight: str | None = None, *, chunk_rows: int = CHUNK_ROWS):
+    """One sketch per group of ``by`` as a DataFrame (``by`` columns, ``sketch`` bytes).
+
+    Map-side: partial sketches per (partition, group) are built on the
+    executors, then only those partials are shuffled and merged per group —
+    the scalable way to build, e.g., one stored sketch per day. Each group's
+    bytes equal the in-memory sketch of that group's keys (integer weights).
+    """
+    by = _normalise_by(by)
+    if not by:
+        raise ValueError("sketch_by needs at least one group column")
+    return merge_sketch_column(sketch_partials(df, column, sketch, weight, by, chunk_rows=chunk_rows), _SKETCH_COL, by)

@@ -1,0 +1,85 @@
+"""Join-size estimation on Spark with an optional exact fallback."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+
+import skimsketch as ss
+
+from ._common import check_weight_field, require_sketch
+from .build import sketch_column
+from .exact import _check_keys, exact_join_size
+
+__all__ = ["estimate_join_size", "relative_half_width"]
+
+
+def relative_half_width(est: ss.Estimate) -> float:
+    """``max(value - low, high - value) / |value|`` (``inf`` for a zero value with a non-zero interval)."""
+    half = max(est.value - est.low, est.high - est.value)
+    if half == 0:
+        return 0.0
+    if est.value == 0 or math.isnan(half):
+        return math.inf
+    return half / abs(est.value)
+
+
+def _default_sketch(left, lweight, right, rweight, width, depth, seed):
+    floats = any(
+        w is not None and check_weight_field(df, w).dataType.simpleString() in ("float", "double")
+        for df, w in ((left, lweight), (right, rweight))
+    )
+    return ss.HashSketch(width=width, depth=depth, seed=seed, dtype="float64" if floats else "int64")
+
+
+def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweight: str | None = None,
+                       rweight: str | None = None, width: int = 2048, depth: int = 7, seed: int = 0,
+                       confidence: float = 0.95, tolerance: float | None = None, fallback: bool = True,
+                       merge: str = "driver") -> ss.Estimate:
+    """Estimate ``|left ⋈ right|`` on ``lcol = rcol`` from two sketches built on the executors.
+
+    ``sketch`` is the template (its kind, shape and seed; both sides use
+    ``sketch.empty_like()``); by default a ``HashSketch(width, depth, seed)``
+    (float counters when a weight column is floating-point). With
+    ``lweight``/``rweight`` the answer is the join aggregate
+    ``Σ_v (Σ lweight)(Σ rweight)``. If ``tolerance`` is given and the interval's
+    relative half-width (:func:`relative_half_width`) exceeds it, the exact size
+    is computed instead (:func:`~spark_udaf.exact.exact_join_size`) unless
+    ``fallback=False``. ``result.method`` names the estimator that answered
+    (``"exact"`` after a fallback); ``result.detail`` records ``answered_by``
+    (``"sketch"``/``"exact"``), the sketch estimate, the relative half-width,
+    the sketches' bytes and the seconds spent on each step.
+    """
+    if tolerance is not None and not (tolerance >= 0 and math.isfinite(tolerance)):
+        raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
+    _check_keys(left, lcol, right, rcol)
+    template = _default_sketch(left, lweight, right, rweight, width, depth, seed) if sketch is None \
+        else require_sketch(sketch, "sketch")
+    t0 = time.perf_counter()
+    a = sketch_column(left, lcol, template.empty_like(), lweight, merge=merge)
+    t1 = time.perf_counter()
+    b = sketch_column(right, rcol, template.empty_like(), rweight, merge=merge)
+    t2 = time.perf_counter()
+    est = a.join_size(b, confidence=confidence)
+    t3 = time.perf_counter()
+    rhw = relative_half_width(est)
+    detail = {
+        "answered_by": "sketch",
+        "sketch_estimate": est,
+        "relative_half_width": rhw,
+        "tolerance": tolerance,
+        "sketch_bytes": len(a.to_bytes()) + len(b.to_bytes()),
+        "seconds": {"sketch_left": t1 - t0, "sketch_right": t2 - t1, "estimate": t3 - t2},
+        **{f"sketch_{k}": v for k, v in est.detail.items()},
+    }
+    if tolerance is None or rhw <= tolerance or not fallback:
+        detail["within_tolerance"] = tolerance is None or rhw <= tolerance
+        return dataclasses.replace(est, detail=detail)
+    exact = exact_join_size(left, lcol, right, rcol, lweight, rweight)
+    detail["answered_by"] = "exact"
+    detail["within_tolerance"] = False
+    detail["seconds"]["exact"] = time.perf_counter() - t3
+    detail["exact"] = exact
+    v = float(exact)
+    return ss.Estimate(v, v, v, 1.0, "exact", detail=detail)
