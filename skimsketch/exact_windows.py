@@ -115,8 +115,9 @@ class ExactWindowedJoin:
                 f"{int(late.sum())} element(s) older than the watermark {wm!r}; earliest timestamp {batch.ts[late].min().item()!r}"
             )
         acc = ~late
-        keep = acc[batch.pos]
-        pos = batch.pos[keep]
+        all_pos = batch.positions()
+        keep = acc[all_pos]
+        pos = all_pos[keep]
         keys = batch.keys[keep]
         panes = pane_index(batch.ts[pos], self.slide)
         if batch.w is None:
@@ -148,7 +149,8 @@ class ExactWindowedJoin:
         x.late_count += n_late
         if n_late:
             x.late_weight += batch.weight_sum(late)
-        x.null_weight += batch.weight_sum(batch.null & acc) if (batch.null & acc).any() else 0
+        null_acc = batch.null_mask() & acc
+        x.null_weight += batch.weight_sum(null_acc) if null_acc.any() else 0
         x.events += batch.n - n_late
         if acc.any():
             self.clock.advance_to(batch.ts[acc].max().item())

@@ -192,7 +192,11 @@ def _as_sequence(keys):
 
 
 class _Batch:
-    """One update's elements, canonicalised and aligned with timestamps and weights."""
+    """One update's elements, canonicalised and aligned with timestamps and weights.
+
+    ``pos`` holds the positions of the non-null keys (``None``: no nulls, the
+    fast path for integer numpy keys), aligned with ``keys``.
+    """
 
     def __init__(self, keys, timestamps, weights):
         keys = _as_sequence(keys)
@@ -200,13 +204,25 @@ class _Batch:
         self.n = n
         self.ts = _timestamps(timestamps, n)
         self.w = _weights(weights, n)
+        if isinstance(keys, np.ndarray) and keys.ndim == 1 and keys.dtype.kind == "i":
+            self.keys, self.pos, self.null = keys.astype(np.int64, copy=False), None, None
+            return
         # canonicalise with the element positions as weights: the survivors' weights
         # are the positions of the non-null keys, aligned with the canonical keys.
         cb = canonicalize(keys, np.arange(n, dtype=np.int64))
         self.keys = cb.keys
-        self.pos = cb.weights if cb.weights is not None else np.arange(n, dtype=np.int64)
-        self.null = np.ones(n, dtype=bool)
-        self.null[self.pos] = False
+        if cb.weights is None or len(cb.weights) == n:
+            self.pos, self.null = None, None
+        else:
+            self.pos = cb.weights
+            self.null = np.ones(n, dtype=bool)
+            self.null[self.pos] = False
+
+    def positions(self) -> np.ndarray:
+        return np.arange(self.n, dtype=np.int64) if self.pos is None else self.pos
+
+    def null_mask(self) -> np.ndarray:
+        return np.zeros(self.n, dtype=bool) if self.null is None else self.null
 
     def weight_sum(self, mask: np.ndarray):
         if self.w is None:
@@ -215,15 +231,21 @@ class _Batch:
 
 
 def _groups(pane_ids: np.ndarray):
-    """``(pane, indices)`` for each distinct pane id, in increasing pane order."""
+    """``(pane, selector)`` for each distinct pane id, in increasing pane order."""
     if len(pane_ids) == 0:
         return []
-    first = pane_ids[0]
-    if (pane_ids == first).all():
-        return [(int(first), np.arange(len(pane_ids)))]
+    lo, hi = int(pane_ids.min()), int(pane_ids.max())
+    if lo == hi:
+        return [(lo, slice(None))]
+    if hi - lo < 8:  # a few panes (the usual micro-batch): boolean masks beat a sort
+        out = []
+        for k in range(lo, hi + 1):
+            m = pane_ids == k
+            if m.any():
+                out.append((k, m))
+        return out
     order = np.argsort(pane_ids, kind="stable")
-    sorted_ids = pane_ids[order]
-    cuts = np.flatnonzero(np.diff(sorted_ids)) + 1
+    cuts = np.flatnonzero(np.diff(pane_ids[order])) + 1
     return [(int(pane_ids[part[0]]), part) for part in np.split(order, cuts)]
 
 
@@ -472,23 +494,30 @@ class WindowedSketch:
                 f"(now {self.now!r} - allowed_lateness {self.allowed_lateness!r}); earliest timestamp {first!r}"
             )
         acc = ~late
+        any_late = bool(late.any())
         accepted_max = batch.ts[acc].max().item() if acc.any() else None
-        keep = acc[batch.pos]
-        pos = batch.pos[keep]
-        keys = batch.keys[keep]
-        panes = pane_index(batch.ts[pos], self.slide)
-        nulls = np.flatnonzero(batch.null & acc)
-        null_panes = pane_index(batch.ts[nulls], self.slide)
+        w = batch.w
+        if batch.pos is None:  # no null keys
+            keys, ts = (batch.keys[acc], batch.ts[acc]) if any_late else (batch.keys, batch.ts)
+            wk = None if w is None else (w[acc] if any_late else w)
+            nulls = np.empty(0, dtype=np.int64)
+        else:
+            keep = acc[batch.pos]
+            pos = batch.pos[keep]
+            keys, ts = batch.keys[keep], batch.ts[pos]
+            wk = None if w is None else w[pos]
+            nulls = np.flatnonzero(batch.null & acc)
         by_pane: dict = {}
-        for k, idx in _groups(panes):
+        for k, sel in _groups(pane_index(ts, self.slide)):
             d = self._proto.empty_like()
-            d.update(keys[idx], None if batch.w is None else batch.w[pos[idx]])
+            d.update(keys[sel], None if wk is None else wk[sel])
             by_pane[k] = d
-        for k, idx in _groups(null_panes):
+        for k, sel in _groups(pane_index(batch.ts[nulls], self.slide)):
             d = by_pane.get(k)
             if d is None:
                 d = by_pane[k] = self._proto.empty_like()
-            d.update(np.full(len(idx), None, dtype=object), None if batch.w is None else batch.w[nulls[idx]])
+            idx = nulls[sel]
+            d.update(np.full(len(idx), None, dtype=object), None if w is None else w[idx])
         return sorted(by_pane.items()), accepted_max, late
 
     # -- queries --------------------------------------------------------------------
