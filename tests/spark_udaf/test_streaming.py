@@ -153,3 +153,37 @@ def LateError():
     from skimsketch.windows import LateElementError
 
     return LateElementError
+
+
+def test_stream_against_table_built_with_spark_builder_and_sql(spark, tmp_path):
+    from skimsketch.streaming import StreamTableJoin
+    from spark_udaf.build import sketch_column
+    from spark_udaf.sql import register
+    from spark_udaf.streaming import StreamingSketch
+
+    rng = np.random.default_rng(7)
+    table_keys = ((rng.zipf(1.2, 20_000) - 1) % 2000).tolist()
+    tmpl = ss.HashSketch(width=512, depth=5, seed=13)
+    table_df = spark.createDataFrame([(k,) for k in table_keys], "k BIGINT").repartition(3)
+    table = sketch_column(table_df, "k", tmpl.empty_like())  # built once, on the executors
+    assert table == tmpl.empty_like().update(table_keys)
+
+    h = StreamingSketch(tmpl, "k", tmp_path / "state", view_name="skim_stream_vs_table", spark=spark)
+    j = StreamTableJoin(table)
+    seen = []
+    for batch_id in range(3):
+        keys = ((rng.zipf(1.2, 500) - 1) % 2000).tolist()
+        h(spark.createDataFrame([(k,) for k in keys], "k BIGINT"), batch_id)
+        j.update(keys, batch_id=batch_id)
+        seen += keys
+        exact = ss.exact_join_size(seen, table_keys)
+        est = j.join_size()
+        assert h.sketch() == j.stream_sketch()
+        assert est.value == table.join_size(h.sketch()).value and est.contains(exact), (batch_id, est, exact)
+
+    register(spark)
+    spark.createDataFrame([(bytearray(table.to_bytes()),)], "sketch BINARY").createOrReplaceTempView("skim_table_sketch")
+    got = spark.sql(
+        "SELECT skim_join_size(s.sketch, t.sketch) AS j FROM skim_stream_vs_table s CROSS JOIN skim_table_sketch t"
+    ).first()["j"]
+    assert got == pytest.approx(j.join_size().value)
