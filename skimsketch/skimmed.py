@@ -41,6 +41,7 @@ degrades gracefully towards the plain hash sketch's.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -48,6 +49,7 @@ from .bounds import check_confidence, chebyshev_k
 from .errors import KeyDomainError
 from .estimate import Estimate
 from .hash_sketch import HashSketch, f2_bound, row_dots
+from .hashing import family
 
 __all__ = ["SkimmedSketch", "SkimResult", "DEFAULT_SKIM_FACTOR"]
 
@@ -72,6 +74,15 @@ class SkimResult:
         self.dense_sketch = dense_sketch  # float64 (depth, width) = counters - residual
         self.threshold = threshold
         self.rounds = rounds
+
+
+@lru_cache(maxsize=64)
+def _domain_chunk_hashes(seed: int, width: int, depth: int, start: int):
+    """Buckets and signs of the domain chunk ``[start, start + _DOMAIN_CHUNK)``,
+    cached: a join skims two sketches of one shape over the same domain."""
+    keys = np.arange(start, start + _DOMAIN_CHUNK, dtype=np.int64)
+    buckets, signs = family(seed).buckets_signs(keys, width, depth)
+    return buckets.astype(np.int32), signs
 
 
 def _guard_index(depth: int) -> int:
@@ -159,7 +170,10 @@ class SkimmedSketch(HashSketch):
 
     def _table_estimates(self, counters: np.ndarray, keys: np.ndarray) -> np.ndarray:
         """(len(keys), depth) table estimates ``counters[p][h_p(v)] * xi_p(v)``."""
-        buckets, signs = self.family.buckets_signs(keys, self._width, self._depth)
+        if len(keys) == _DOMAIN_CHUNK and keys[0] % _DOMAIN_CHUNK == 0:
+            buckets, signs = _domain_chunk_hashes(self._seed, self._width, self._depth, int(keys[0]))
+        else:
+            buckets, signs = self.family.buckets_signs(keys, self._width, self._depth)
         return (np.take_along_axis(counters, buckets, axis=1) * signs).T
 
     def _select(self, est: np.ndarray, t: float, agree: int):
@@ -227,9 +241,13 @@ class SkimmedSketch(HashSketch):
             agree, impostors = self.agreement(counters, t)
             trusted = impostors <= IMPOSTOR_BUDGET
             cand, cand_med, cand_guard = [], [], []
+            need = (self._depth + 1) // 2  # tables with |estimate| >= T that |median| >= T needs
             for s in range(0, self._domain_size, _DOMAIN_CHUNK):
                 keys = np.arange(s, min(s + _DOMAIN_CHUNK, self._domain_size), dtype=np.int64)
-                guard, med, passing = self._select(self._table_estimates(counters, keys), t, agree)
+                est = self._table_estimates(counters, keys)
+                keep = (np.abs(est) >= t).sum(axis=1) >= need
+                keys, est = keys[keep], est[keep]
+                guard, med, passing = self._select(est, t, agree)
                 cand.append(keys[passing])
                 cand_med.append(med[passing])
                 cand_guard.append(guard[passing])
