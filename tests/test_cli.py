@@ -1,0 +1,28 @@
+"""The command line's main job, end to end on small streams."""
+
+import re
+
+import skimsketch as ss
+from data.zipf import shifted_pair
+from skimsketch.cli import main
+
+
+def test_demo_prints_every_sketch_with_exact_answer(capsys):
+    assert main(["demo", "--n", "20000", "--domain", "4096", "--kb", "4", "--shift", "10", "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    f, g = shifted_pair(20000, 4096, 1.0, 10, seed=3)
+    exact = ss.exact_join_size(f, g)
+    assert f"exact join size: {exact:,}" in out
+    for name in ("AGMS (paper grid)", "hash sketch", "skimmed (paper grid)", "skimmed (default)"):
+        line = next(l for l in out.splitlines() if l.startswith(name))
+        err = float(re.search(r"([\d.]+)%\s*$", line).group(1))
+        assert 0 <= err < 1000, line
+        depth, width, nbytes = map(int, re.search(r"(\d+)x(\d+)\s+(\d+)", line).groups())
+        assert nbytes == 8 * depth * width and 4096 - 8 * depth < nbytes <= 4096, line  # within the 4 KiB budget
+
+
+def test_unknown_command_and_help(capsys):
+    assert main(["nope"]) == 2
+    assert "unknown command" in capsys.readouterr().err
+    assert main(["--help"]) == 0
+    assert main([]) == 2
