@@ -18,10 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import _FLOAT_EXACT, Sketch
-from .bounds import check_confidence, median_estimate
-from .estimate import Estimate
-from .hash_sketch import f2_bound
-from .keys import canonical_key
+from .hash_sketch import row_dots
 
 __all__ = ["AGMSSketch"]
 
@@ -70,36 +67,12 @@ class AGMSSketch(Sketch):
             delta = np.rint(delta).astype(np.int64) if delta.dtype != np.int64 else delta
         return delta
 
-    def _row_means(self, other) -> np.ndarray:
-        a = self._counters.astype(np.float64)
-        b = other._counters.astype(np.float64)
-        return np.einsum("pq,pq->p", a, b) / self._width
+    # -- per-table estimates (queries live in Sketch) ----------------------
+    def _join_tables(self, other) -> np.ndarray:
+        """Row means of ``Xf[p][q] * Xg[p][q]``."""
+        return row_dots(self._counters, other._counters) / self._width
 
-    def _self_rows(self) -> np.ndarray:
-        rows = self._cache.get("self_rows")
-        if rows is None:
-            rows = self._cache["self_rows"] = self._row_means(self)
-        return rows
-
-    def join_size(self, other, confidence: float = 0.95) -> Estimate:
-        """Estimated ``f·g``: median over rows of the mean of ``Xf * Xg``."""
-        conf = self._check_join(other, confidence)
-        rows = self._row_means(other)
-        j = float(np.median(rows))
-        var = (f2_bound(self._self_rows()) * f2_bound(other._self_rows()) + j * j) / self._width
-        return median_estimate(rows, var, conf, self.METHOD)
-
-    def self_join_size(self, confidence: float = 0.95) -> Estimate:
-        conf = check_confidence(confidence)
-        rows = self._self_rows()
-        return median_estimate(rows, 2.0 * f2_bound(rows) ** 2 / self._width, conf, self.METHOD)
-
-    def frequency(self, key, confidence: float = 0.95) -> Estimate:
-        """Estimated ``f(key)``: median over rows of the mean of ``X[p][q] * xi_pq(key)``."""
-        conf = check_confidence(confidence)
-        k = canonical_key(key)
-        if k is None:
-            raise ValueError("the frequency of a null key is not tracked: see null_weight")
-        signs = 1.0 - 2.0 * self._signs_bits(np.array([k], dtype=np.int64)).reshape(self._depth, self._width)
-        rows = (self._counters.astype(np.float64) * signs).mean(axis=1)
-        return median_estimate(rows, f2_bound(self._self_rows()) / self._width, conf, self.METHOD)
+    def _point_tables(self, key: int) -> np.ndarray:
+        """Row means of ``X[p][q] * xi_pq(key)``."""
+        signs = 1.0 - 2.0 * self._signs_bits(np.array([key], dtype=np.int64)).reshape(self._depth, self._width)
+        return (self._counters.astype(np.float64) * signs).mean(axis=1)

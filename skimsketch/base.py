@@ -15,11 +15,11 @@ from typing import ClassVar
 import numpy as np
 
 from . import format as fmt
-from .bounds import check_confidence
+from .bounds import check_confidence, median_estimate
 from .errors import CounterOverflowError, IncompatibleSketchError, KeyTypeError
 from .estimate import Estimate
 from .hashing import MAX_DEPTH, MAX_WIDTH, family
-from .keys import CanonicalBatch, canonicalize
+from .keys import CanonicalBatch, canonical_key, canonicalize
 
 __all__ = ["Sketch"]
 
@@ -36,6 +36,11 @@ def _check_int(name: str, value, lo: int, hi: int) -> int:
     if not lo <= int(value) <= hi:
         raise ValueError(f"{name} must be in [{lo}, {hi}], got {value}")
     return int(value)
+
+
+def f2_bound(table_estimates: np.ndarray) -> float:
+    """A self-join size to plug into variance bounds: the larger of the tables' mean and median."""
+    return float(max(np.mean(table_estimates), np.median(table_estimates), 0.0))
 
 
 def _checked_add(a: np.ndarray, b: np.ndarray, what: str) -> np.ndarray:
@@ -270,15 +275,47 @@ class Sketch:
     def __sub__(self, other):
         return self.copy().subtract(other)
 
-    # -- queries (per kind) --------------------------------------------
-    def join_size(self, other, confidence: float = 0.95) -> Estimate:
+    # -- queries: median over tables of unbiased per-table estimates ---------
+    def _join_tables(self, other) -> np.ndarray:
+        """Per-table unbiased estimates of ``f·g`` (one per table/row)."""
         raise NotImplementedError
+
+    def _point_tables(self, key: int) -> np.ndarray:
+        """Per-table unbiased estimates of ``f(key)`` for a canonical key."""
+        raise NotImplementedError
+
+    def _self_tables(self) -> np.ndarray:
+        rows = self._cache.get("self_tables")
+        if rows is None:
+            rows = self._cache["self_tables"] = self._join_tables(self)
+        return rows
+
+    def join_size(self, other, confidence: float = 0.95) -> Estimate:
+        """Estimated ``sum_v f(v) g(v)``: ``COUNT(*)`` of the equi-join (``SUM`` with weights).
+
+        Median over tables; each table's estimate has variance at most
+        ``(F2(f) F2(g) + (f·g)^2) / width`` (F2 from the sketches' own
+        self-join estimates), hence the interval of :mod:`skimsketch.bounds`.
+        """
+        conf = self._check_join(other, confidence)
+        rows = self._join_tables(other)
+        j = float(np.median(rows))
+        var = (f2_bound(self._self_tables()) * f2_bound(other._self_tables()) + j * j) / self._width
+        return median_estimate(rows, var, conf, self.METHOD)
 
     def self_join_size(self, confidence: float = 0.95) -> Estimate:
-        raise NotImplementedError
+        """Estimated ``F2 = sum_v f(v)^2``; each table's variance is at most ``2 F2^2 / width``."""
+        conf = check_confidence(confidence)
+        rows = self._self_tables()
+        return median_estimate(rows, 2.0 * f2_bound(rows) ** 2 / self._width, conf, self.METHOD)
 
     def frequency(self, key, confidence: float = 0.95) -> Estimate:
-        raise NotImplementedError
+        """Estimated ``f(key)``; each table's variance is at most ``F2 / width``."""
+        conf = check_confidence(confidence)
+        k = canonical_key(key)
+        if k is None:
+            raise ValueError("the frequency of a null key is not tracked: see null_weight")
+        return median_estimate(self._point_tables(k), f2_bound(self._self_tables()) / self._width, conf, self.METHOD)
 
     def _check_join(self, other, confidence) -> float:
         self.check_compatible(other, "join", same_dtype=False)

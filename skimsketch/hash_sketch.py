@@ -16,10 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import _CHUNK, _FLOAT_EXACT, Sketch
-from .bounds import check_confidence, median_estimate
-from .estimate import Estimate
-from .keys import canonical_key
+from .base import _CHUNK, _FLOAT_EXACT, Sketch, f2_bound
 
 __all__ = ["HashSketch"]
 
@@ -27,11 +24,6 @@ __all__ = ["HashSketch"]
 def row_dots(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Per-table inner products ``sum_q a[p, q] * b[p, q]`` in float64."""
     return np.einsum("pq,pq->p", a.astype(np.float64, copy=False), b.astype(np.float64, copy=False))
-
-
-def f2_bound(table_estimates: np.ndarray) -> float:
-    """A self-join size to plug into variance bounds: the larger of the tables' mean and median."""
-    return float(max(np.mean(table_estimates), np.median(table_estimates), 0.0))
 
 
 class HashSketch(Sketch):
@@ -68,35 +60,10 @@ class HashSketch(Sketch):
             delta = np.rint(delta).astype(np.int64)
         return delta
 
-    # -- queries ---------------------------------------------------------
-    def _self_rows(self) -> np.ndarray:
-        rows = self._cache.get("self_rows")
-        if rows is None:
-            rows = self._cache["self_rows"] = row_dots(self._counters, self._counters)
-        return rows
+    # -- per-table estimates (queries live in Sketch) ----------------------
+    def _join_tables(self, other) -> np.ndarray:
+        return row_dots(self._counters, other._counters)
 
-    def _point_rows(self, key) -> np.ndarray:
-        k = canonical_key(key)
-        if k is None:
-            raise ValueError("the frequency of a null key is not tracked: see null_weight")
-        buckets, signs = self.family.buckets_signs(np.array([k], dtype=np.int64), self._width, self._depth)
+    def _point_tables(self, key: int) -> np.ndarray:
+        buckets, signs = self.family.buckets_signs(np.array([key], dtype=np.int64), self._width, self._depth)
         return self._counters[np.arange(self._depth), buckets[:, 0]].astype(np.float64) * signs[:, 0]
-
-    def join_size(self, other, confidence: float = 0.95) -> Estimate:
-        """Estimated ``sum_v f(v) g(v)`` (``COUNT(*)`` of the equi-join, or ``SUM`` with weights)."""
-        conf = self._check_join(other, confidence)
-        rows = row_dots(self._counters, other._counters)
-        j = float(np.median(rows))
-        var = (f2_bound(self._self_rows()) * f2_bound(other._self_rows()) + j * j) / self._width
-        return median_estimate(rows, var, conf, self.METHOD)
-
-    def self_join_size(self, confidence: float = 0.95) -> Estimate:
-        """Estimated second frequency moment ``F2 = sum_v f(v)^2``; ``Var <= 2 F2^2 / width`` per table."""
-        conf = check_confidence(confidence)
-        rows = self._self_rows()
-        return median_estimate(rows, 2.0 * f2_bound(rows) ** 2 / self._width, conf, self.METHOD)
-
-    def frequency(self, key, confidence: float = 0.95) -> Estimate:
-        """Estimated ``f(key)``: median over tables of ``H[p][h_p(key)] * xi_p(key)``; ``Var <= F2 / width``."""
-        conf = check_confidence(confidence)
-        return median_estimate(self._point_rows(key), f2_bound(self._self_rows()) / self._width, conf, self.METHOD)

@@ -165,7 +165,7 @@ class SkimmedSketch(HashSketch):
     # -- SKIMDENSE ---------------------------------------------------------
     def threshold(self) -> float:
         """``T = skim_factor * n / width`` with ``n = max(|total weight|, sqrt(F2 estimate))``."""
-        n = max(abs(float(self._total)), math.sqrt(f2_bound(self._self_rows())))
+        n = max(abs(float(self._total)), math.sqrt(f2_bound(self._self_tables())))
         return self._skim_factor * n / self._width
 
     def _table_estimates(self, counters: np.ndarray, keys: np.ndarray) -> np.ndarray:
