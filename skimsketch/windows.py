@@ -709,6 +709,42 @@ class WindowedJoin:
         """Estimated ``|A(t) join B(t)|`` with its interval (an ``Estimate``)."""
         return self.a.join_size(self.b, t=t, confidence=confidence)
 
+    _MAGIC = b"SKWJ"
+
+    def to_bytes(self) -> bytes:
+        """Serialise both sides: magic ``b"SKWJ"``, version u16, two u32 lengths, the sides' states, CRC-32."""
+        a, b = self.a.to_bytes(), self.b.to_bytes()
+        body = self._MAGIC + struct.pack("<HII", 1, len(a), len(b)) + a + b
+        return body + struct.pack("<I", zlib.crc32(body))
+
+    @classmethod
+    def from_bytes(cls, blob) -> "WindowedJoin":
+        """Load a join written by :meth:`to_bytes` (the sides share one clock again)."""
+        blob = bytes(blob)
+        if len(blob) < 18 or blob[:4] != cls._MAGIC:
+            raise CorruptSketchError("not a windowed join state (bad magic or too short)")
+        if struct.unpack("<I", blob[-4:])[0] != zlib.crc32(blob[:-4]):
+            raise CorruptSketchError("windowed join state: checksum mismatch")
+        version, la, lb = struct.unpack("<HII", blob[4:14])
+        if version != 1:
+            raise CorruptSketchError(f"windowed join state: unknown version {version}")
+        if 14 + la + lb + 4 != len(blob):
+            raise CorruptSketchError("windowed join state: size mismatch")
+        a = WindowedSketch.from_bytes(blob[14 : 14 + la])
+        b = WindowedSketch.from_bytes(blob[14 + la : 14 + la + lb])
+        if (a.slide, a.allowed_lateness, a.now) != (b.slide, b.allowed_lateness, b.now):
+            raise CorruptSketchError("windowed join state: the two sides disagree on slide, lateness or clock")
+        out = cls.__new__(cls)
+        out.clock = a._clock
+        b._clock = a._clock
+        out.a, out.b = a, b
+        return out
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, WindowedJoin) and self.to_bytes() == other.to_bytes()
+
+    __hash__ = None
+
     @property
     def nbytes(self) -> int:
         return self.a.nbytes + self.b.nbytes

@@ -444,3 +444,23 @@ def test_merge_panes_equals_update():
         b.merge_panes({0: tmpl.empty_like()}, 1)
     with pytest.raises(ss.IncompatibleSketchError, match="width differs"):
         b.merge_panes({10**6: ss.HashSketch(width=64, depth=3, seed=2)}, 3 * 10**6)
+
+
+def test_windowed_join_state_round_trip_resumes_with_shared_clock():
+    tmpl = ss.HashSketch(width=128, depth=3, seed=4)
+    batches = zipf_stream(12, 40, 20, jitter=3, late_every=6)
+    ref = WindowedJoin(tmpl, 12, 6, slide=3, allowed_lateness=4)
+    j = WindowedJoin(tmpl, 12, 6, slide=3, allowed_lateness=4)
+    for i, (side, keys, ts, w) in enumerate(batches):
+        ref.update(side, keys, ts, w)
+        j.update(side, keys, ts, w)
+        if i % 7 == 6:
+            j = WindowedJoin.from_bytes(j.to_bytes())
+            assert j.a._clock is j.b._clock
+    assert j == ref
+    assert float(j.join_size()) == float(ref.join_size())
+    blob = ref.to_bytes()
+    with pytest.raises(ss.CorruptSketchError, match="checksum"):
+        WindowedJoin.from_bytes(blob[:30] + bytes([blob[30] ^ 1]) + blob[31:])
+    with pytest.raises(ss.CorruptSketchError, match="bad magic"):
+        WindowedJoin.from_bytes(blob[4:])
