@@ -30,6 +30,7 @@ import tempfile
 import zlib
 
 from .errors import CorruptSketchError, IncompatibleSketchError
+from .windows import _as_sequence
 
 __all__ = ["StateFile", "SketchStream", "StreamTableJoin"]
 
@@ -183,6 +184,7 @@ class SketchStream:
         if self._is_replay(batch_id):
             self.skipped_batches += 1
             return False
+        keys = _as_sequence(keys)
         delta = self._sketch.empty_like().update(keys, weights)
         new = self._sketch.copy().merge(delta) if self._state is not None else None
         if self._state is not None:
@@ -199,7 +201,7 @@ class SketchStream:
     def _count(self, delta, keys, weights) -> None:
         import numpy as np
 
-        n = 1 if isinstance(keys, (str, bytes, int)) or keys is None else len(keys)
+        n = len(keys)
         self.events += n
         if weights is None:
             self.inserted_weight += n

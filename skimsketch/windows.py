@@ -186,8 +186,13 @@ def _weights(weights, n: int) -> np.ndarray | None:
 
 
 def _as_sequence(keys):
+    """Keys as a sized sequence: a scalar becomes a 1-element list, an iterator a list."""
     if keys is None or isinstance(keys, (str, bytes, bytearray, numbers.Number)):
         return [keys]
+    if not hasattr(keys, "__len__"):
+        if not hasattr(keys, "__iter__"):
+            raise TypeError(f"keys must be a sequence or array, got {type(keys).__name__}")
+        return list(keys)
     return keys
 
 

@@ -169,3 +169,18 @@ def test_stream_table_join_rejects_misuse():
     with pytest.raises(ValueError, match="batch ids are supported on unwindowed streams only"):
         w.update([1], timestamps=1, batch_id=0)
     assert isinstance(w.stream, WindowedSketch)
+
+
+def test_iterators_and_scalars_are_accepted_as_keys():
+    t = ss.HashSketch(width=64, depth=3, seed=1)
+    s = SketchStream(t.empty_like())
+    s.apply(iter([1, 2]), batch_id=0)
+    s.apply(7, batch_id=1)
+    s.apply("x", weights=-2, batch_id=2)
+    assert s.sketch == t.empty_like().update([1, 2, 7]).update(["x"], weights=-2)
+    assert (s.events, s.inserted_weight, s.deleted_weight) == (4, 3, 2)
+    w = WindowedSketch(t, window=4, slide=2)
+    w.update((k for k in [1, 2]), timestamps=0)
+    assert w.sketch_at() == t.empty_like().update([1, 2])
+    with pytest.raises(TypeError, match="keys must be a sequence"):
+        w.update(object(), 0)
