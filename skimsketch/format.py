@@ -23,6 +23,28 @@ All fields little-endian::
 
 ``decode`` rejects anything else with :class:`CorruptSketchError` naming the
 problem; it checks sizes before allocating and never returns a partial sketch.
+
+Extensions. AGMS, hash and bounded skimmed sketches have none (E = 0). An
+unbounded-key skimmed sketch (kind 3, domain 0) stores its prefix hierarchy
+(:mod:`skimsketch.hierarchy`) there, offsets relative to the extension::
+
+    offset size field
+    0      4    magic b"HIER"
+    4      1    layout version (1)
+    5      1    levels L (6)
+    6      1    top prefix bits (16)
+    7      1    fan-out bits (8)
+    8      1    lg: hierarchy width = 2**lg (4 <= lg <= 24)
+    9      1    hierarchy depth h (1 <= h <= 32)
+    10     2    reserved, zero
+    12     8*L*h*2**lg counters, level-major, then table, then bucket
+                (i64 or f64, the main counters' type)
+
+``decode_hierarchy`` rejects a wrong magic, version, geometry, size, reserved
+bytes, non-finite float counters, non-zero counters in a sketch flagged empty,
+and integer counters whose per-table sum has the wrong parity (every update
+adds its weight to one counter per table, so each table's sum is congruent to
+the total weight modulo 2).
 """
 
 from __future__ import annotations
@@ -37,7 +59,7 @@ import numpy as np
 from .errors import CorruptSketchError
 from .hashing import MAX_DEPTH, MAX_WIDTH
 
-__all__ = ["MAGIC", "VERSION", "KINDS", "Header", "encode", "decode"]
+__all__ = ["MAGIC", "VERSION", "KINDS", "Header", "encode", "decode", "encode_hierarchy", "decode_hierarchy"]
 
 MAGIC = b"SKSK"
 VERSION = 1
@@ -126,3 +148,51 @@ def decode(blob) -> tuple[Header, np.ndarray, bytes]:
     if head.empty and (total != 0 or null != 0 or counters.any()):
         raise CorruptSketchError("sketch is flagged empty but has non-zero state")
     return head, counters, ext
+
+
+# -- extension of the unbounded skimmed sketch (see the module docstring) ------
+HIER_MAGIC = b"HIER"
+HIER_VERSION = 1
+_HIER_HEAD = struct.Struct("<4sBBBBBB2s")  # 12 bytes
+
+
+def encode_hierarchy(lg: int, depth: int, counters: np.ndarray, float_counters: bool) -> bytes:
+    from .hierarchy import FANOUT_BITS, LEVELS, TOP_BITS
+
+    head = _HIER_HEAD.pack(HIER_MAGIC, HIER_VERSION, LEVELS, TOP_BITS, FANOUT_BITS, lg, depth, b"\0\0")
+    return head + np.ascontiguousarray(counters, dtype=COUNTER_TYPES[2 if float_counters else 1]).tobytes()
+
+
+def decode_hierarchy(ext: bytes, head: Header) -> tuple[int, int, np.ndarray]:
+    """Parse and validate an unbounded skimmed sketch's extension -> (lg, depth, counters (L, depth, 2**lg))."""
+    from .hierarchy import FANOUT_BITS, LEVELS, MAX_HIER_DEPTH, MAX_LG, MIN_LG, TOP_BITS
+
+    if len(ext) < _HIER_HEAD.size:
+        raise CorruptSketchError(f"hierarchy extension truncated: {len(ext)} bytes, need at least {_HIER_HEAD.size}")
+    magic, version, levels, top, fanout, lg, depth, reserved = _HIER_HEAD.unpack_from(ext, 0)
+    if magic != HIER_MAGIC:
+        raise CorruptSketchError(f"bad hierarchy extension magic {magic!r}")
+    if version != HIER_VERSION:
+        raise CorruptSketchError(f"unknown hierarchy extension version {version}")
+    if (levels, top, fanout) != (LEVELS, TOP_BITS, FANOUT_BITS):
+        raise CorruptSketchError(f"unsupported hierarchy geometry: {levels} levels, {top} top bits, fan-out 2**{fanout}")
+    if not (MIN_LG <= lg <= MAX_LG and 1 <= depth <= MAX_HIER_DEPTH):
+        raise CorruptSketchError(f"hierarchy shape {depth}x2**{lg} out of range")
+    if reserved != b"\0\0":
+        raise CorruptSketchError("reserved hierarchy extension bytes are set")
+    n = LEVELS * depth * (1 << lg)
+    if len(ext) != _HIER_HEAD.size + 8 * n:
+        raise CorruptSketchError(f"hierarchy extension size mismatch: {len(ext)} bytes, its header implies {_HIER_HEAD.size + 8 * n}")
+    dt = COUNTER_TYPES[2 if head.float_counters else 1]
+    counters = np.frombuffer(ext, dt, n, _HIER_HEAD.size).astype(dt.newbyteorder("="), copy=True)
+    counters = counters.reshape(LEVELS, depth, 1 << lg)
+    if head.float_counters:
+        if not np.isfinite(counters).all():
+            raise CorruptSketchError("hierarchy counters contain NaN or infinity")
+    else:
+        parity = (counters.sum(axis=2, dtype=np.uint64) & np.uint64(1)).astype(np.int64)
+        if (parity != int(head.total_weight) % 2).any():
+            raise CorruptSketchError("hierarchy counters are inconsistent with the total weight (parity)")
+    if head.empty and counters.any():
+        raise CorruptSketchError("sketch is flagged empty but its hierarchy has non-zero state")
+    return lg, depth, counters

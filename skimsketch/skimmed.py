@@ -45,27 +45,47 @@ from functools import lru_cache
 
 import numpy as np
 
+from . import format as fmt
+from .base import _I64, _checked_add
 from .bounds import check_confidence, chebyshev_k
-from .errors import KeyDomainError
+from .errors import CorruptSketchError, CounterOverflowError, KeyDomainError
 from .estimate import Estimate
 from .hash_sketch import HashSketch, f2_bound, row_dots
 from .hashing import family
+from .hierarchy import LEVELS, MAX_HIER_DEPTH, MAX_LG, MIN_LG, chance_tail, hierarchy
 
-__all__ = ["SkimmedSketch", "SkimResult", "DEFAULT_SKIM_FACTOR"]
+__all__ = ["SkimmedSketch", "SkimResult", "DEFAULT_SKIM_FACTOR", "default_hier_width", "DEFAULT_HIER_DEPTH"]
 
 DEFAULT_SKIM_FACTOR = 1.0
 MAX_ROUNDS = 4
 # expected number of absent keys that may pass the guard by chance in one scan
 IMPOSTOR_BUDGET = 0.25
 _DOMAIN_CHUNK = 1 << 16
+# unbounded keys: prefix hierarchy shape (see skimsketch.hierarchy and docs/unbounded.md)
+DEFAULT_HIER_DEPTH = 3
+HIER_WIDTH_DIVISOR = 8  # default hierarchy width: the power of two <= width / HIER_WIDTH_DIVISOR
+HIER_BYTES_SHARE = 0.3  # for_bytes: share of the budget given to the hierarchy
+
+
+def default_hier_width(width: int) -> int:
+    """Default hierarchy width for main width ``width``: a power of two, at least 16.
+
+    >>> default_hier_width(1638), default_hier_width(64)
+    (128, 16)
+    """
+    return 1 << max(MIN_LG, min(MAX_LG, (max(1, width // HIER_WIDTH_DIVISOR)).bit_length() - 1))
 
 
 class SkimResult:
     """Dense keys, their estimated frequencies, and the residual counters."""
 
-    __slots__ = ("keys", "values", "residual", "dense_sketch", "threshold", "rounds", "agree", "impostors")
+    __slots__ = ("keys", "values", "residual", "dense_sketch", "threshold", "rounds", "agree", "impostors",
+                 "tested", "search")
 
-    def __init__(self, keys, values, residual, dense_sketch, threshold, rounds, agree, impostors):
+    def __init__(self, keys, values, residual, dense_sketch, threshold, rounds, agree, impostors,
+                 tested=0, search=None):
+        self.tested = tested  # keys tested on the main counters (domain size, or hierarchy candidates)
+        self.search = search  # unbounded keys: prefix-search statistics (skimsketch.hierarchy)
         self.agree = agree  # tables that had to agree for a key to count as dense
         self.impostors = impostors  # expected absent keys passing that rule by chance
         self.keys = keys  # int64, sorted
@@ -90,7 +110,16 @@ def _guard_index(depth: int) -> int:
 
 
 class SkimmedSketch(HashSketch):
-    """Skimmed sketch over the integer domain ``[0, domain)``.
+    """Skimmed sketch over the integer domain ``[0, domain)``, or over unbounded keys.
+
+    With ``domain=m`` keys are integers in ``[0, m)`` and SKIMDENSE scans the
+    domain (the paper's setting). Without ``domain`` keys may be any int64,
+    str or bytes; the sketch then also keeps a prefix hierarchy
+    (:mod:`skimsketch.hierarchy`: ``6 x hier_depth x hier_width`` counters,
+    ``hier_width`` a power of two) in which SKIMDENSE finds the dense keys
+    top-down; dense keys are reported by their canonical int64 key (str and
+    bytes keys by :func:`~skimsketch.fingerprint64`). The main counters are
+    those of a :class:`~skimsketch.HashSketch` of the same shape and seed.
 
     >>> import skimsketch as ss
     >>> f = ss.SkimmedSketch(width=64, depth=5, seed=2, domain=1000).update([5] * 500 + list(range(100)))
@@ -104,25 +133,62 @@ class SkimmedSketch(HashSketch):
     METHOD = "skimmed"
 
     def __init__(self, width: int, depth: int, seed: int = 0, domain: int | None = None,
-                 dtype: str = "int64", skim_factor: float = DEFAULT_SKIM_FACTOR):
-        if domain is None:
-            raise ValueError(
-                "SkimmedSketch without a domain (unbounded int64/str/bytes keys) is not supported yet: "
-                "pass domain=m for integer keys in [0, m), or use HashSketch"
-            )
-        if isinstance(domain, bool) or not isinstance(domain, (int, np.integer)) or not 1 <= domain < 2**63:
-            raise ValueError(f"domain must be an int in [1, 2**63), got {domain!r}")
+                 dtype: str = "int64", skim_factor: float = DEFAULT_SKIM_FACTOR,
+                 hier_width: int | None = None, hier_depth: int | None = None):
+        if domain is not None and (
+            isinstance(domain, bool) or not isinstance(domain, (int, np.integer)) or not 1 <= domain < 2**63
+        ):
+            raise ValueError(f"domain must be an int in [1, 2**63) or None (unbounded keys), got {domain!r}")
         if isinstance(skim_factor, bool) or not isinstance(skim_factor, (int, float)) or not (
             math.isfinite(skim_factor) and skim_factor > 0
         ):
             raise ValueError(f"skim_factor must be a positive finite number, got {skim_factor!r}")
+        if domain is not None and (hier_width is not None or hier_depth is not None):
+            raise ValueError("hier_width and hier_depth only apply to unbounded keys (domain=None)")
         super().__init__(width, depth, seed, dtype)
-        self._domain_size = int(domain)
+        self._domain_size = None if domain is None else int(domain)
         self._skim_factor = float(skim_factor)
+        self._hier = None
+        if domain is None:
+            hw = default_hier_width(self._width) if hier_width is None else hier_width
+            if isinstance(hw, (bool, np.bool_)) or not isinstance(hw, (int, np.integer)) or not (
+                (1 << MIN_LG) <= hw <= (1 << MAX_LG) and hw & (hw - 1) == 0
+            ):
+                raise ValueError(f"hier_width must be a power of two in [{1 << MIN_LG}, {1 << MAX_LG}], got {hw!r}")
+            hd = DEFAULT_HIER_DEPTH if hier_depth is None else hier_depth
+            if isinstance(hd, (bool, np.bool_)) or not isinstance(hd, (int, np.integer)) or not (
+                1 <= hd <= MAX_HIER_DEPTH
+            ):
+                raise ValueError(f"hier_depth must be an int in [1, {MAX_HIER_DEPTH}], got {hd!r}")
+            self._hier_lg = int(hw).bit_length() - 1
+            self._hier_depth = int(hd)
+            self._hier = np.zeros((LEVELS, self._hier_depth, 1 << self._hier_lg), dtype=self._dtype)
 
     @property
-    def domain(self) -> int:
+    def domain(self) -> int | None:
+        """The declared key domain size ``m`` (keys in ``[0, m)``), or ``None`` for unbounded keys."""
         return self._domain_size
+
+    @property
+    def unbounded(self) -> bool:
+        return self._domain_size is None
+
+    @property
+    def hier_width(self) -> int | None:
+        return None if self._hier is None else 1 << self._hier_lg
+
+    @property
+    def hier_depth(self) -> int | None:
+        return None if self._hier is None else self._hier_depth
+
+    @property
+    def hierarchy_counters(self) -> np.ndarray | None:
+        """Read-only (6, hier_depth, hier_width) prefix-level counters (``None`` with a domain)."""
+        if self._hier is None:
+            return None
+        v = self._hier.view()
+        v.flags.writeable = False
+        return v
 
     @property
     def skim_factor(self) -> float:
@@ -130,7 +196,10 @@ class SkimmedSketch(HashSketch):
 
     @property
     def params(self) -> dict:
-        return dict(super().params, domain=self._domain_size, skim_factor=self._skim_factor)
+        p = dict(super().params, domain=self._domain_size, skim_factor=self._skim_factor)
+        if self._hier is not None:
+            p.update(hier_width=1 << self._hier_lg, hier_depth=self._hier_depth)
+        return p
 
     def check_compatible(self, other, operation="combine", same_dtype=True):
         # skim_factor is a query-time setting: it never makes sketches incompatible
@@ -142,7 +211,74 @@ class SkimmedSketch(HashSketch):
     def empty_like(self):
         return type(self)(**self.params)
 
+    # -- state beyond the main counters (unbounded keys: the hierarchy) --------
+    @property
+    def nbytes(self) -> int:
+        return super().nbytes + (0 if self._hier is None else int(self._hier.nbytes))
+
+    @property
+    def is_empty(self) -> bool:
+        return super().is_empty and (self._hier is None or not self._hier.any())
+
+    def __eq__(self, other) -> bool:
+        if not super().__eq__(other):
+            return False
+        return self._hier is None or np.array_equal(self._hier, other._hier)
+
+    __hash__ = None
+
+    def copy(self):
+        out = super().copy()
+        if self._hier is not None:
+            out._hier = self._hier.copy()
+        return out
+
+    __copy__ = copy
+
+    def _packed(self) -> np.ndarray:
+        """Main counters and hierarchy as one flat array (the unit of update/merge)."""
+        return np.concatenate([self._counters.ravel(), self._hier.ravel()])
+
+    def _delta(self, keys, weights):
+        main = super()._delta(keys, weights)
+        if self._hier is None:
+            return main
+        h = hierarchy(self._seed, self._hier_lg, self._hier_depth).delta(keys, weights, self.float_counters)
+        return np.concatenate([main.ravel(), h.ravel().astype(main.dtype, copy=False)])
+
+    def _apply(self, delta, total, null, what):
+        if self._hier is None:
+            return super()._apply(delta, total, null, what)
+        m = self._counters.size
+        main = delta[:m].reshape(self._counters.shape)
+        h = delta[m:].reshape(self._hier.shape)
+        if self.float_counters:
+            new_h = self._hier + h
+        else:
+            new_h = _checked_add(self._hier, h.astype(np.int64, copy=False), what)
+        super()._apply(main, total, null, what)  # raises before anything changed, or commits
+        self._hier = new_h
+
+    def merge(self, other):
+        if self._hier is None:
+            return super().merge(other)
+        self.check_compatible(other, "merge")
+        self._apply(other._packed(), other._total, other._null, "merge")
+        return self
+
+    def subtract(self, other):
+        if self._hier is None:
+            return super().subtract(other)
+        self.check_compatible(other, "subtract")
+        packed = other._packed()
+        if not self.float_counters and (packed == _I64.min).any():
+            raise CounterOverflowError("subtract would overflow the int64 counters; the sketch is unchanged")
+        self._apply(-packed, -other._total, -other._null, "subtract")
+        return self
+
     def _validate_keys(self, keys):
+        if self._domain_size is None:
+            return
         if len(keys) and (keys.min() < 0 or keys.max() >= self._domain_size):
             bad = keys[(keys < 0) | (keys >= self._domain_size)][0]
             raise KeyDomainError(f"key {int(bad)} is outside the declared domain [0, {self._domain_size})")
@@ -153,14 +289,57 @@ class SkimmedSketch(HashSketch):
     def _kind_param(self) -> float:
         return self._skim_factor
 
+    def _extension(self) -> bytes:
+        if self._hier is None:
+            return b""
+        return fmt.encode_hierarchy(self._hier_lg, self._hier_depth, self._hier, self.float_counters)
+
     @classmethod
     def _from_header(cls, head, ext):
-        if head.domain is None:
-            from .errors import CorruptSketchError
+        dtype = "float64" if head.float_counters else "int64"
+        if head.domain is not None:
+            if ext:
+                raise CorruptSketchError(f"a skimmed sketch with a domain has no extension, found {len(ext)} bytes")
+            return cls(head.width, head.depth, head.seed, domain=head.domain, dtype=dtype, skim_factor=head.param)
+        lg, hd, hier = fmt.decode_hierarchy(ext, head)
+        sk = cls(head.width, head.depth, head.seed, dtype=dtype, skim_factor=head.param,
+                 hier_width=1 << lg, hier_depth=hd)
+        sk._hier = hier
+        return sk
 
-            raise CorruptSketchError("skimmed sketch without a domain is not readable by this version")
-        return cls(head.width, head.depth, head.seed, domain=head.domain,
-                   dtype="float64" if head.float_counters else "int64", skim_factor=head.param)
+    # -- sizing ---------------------------------------------------------------
+    @classmethod
+    def for_bytes(cls, nbytes: int, seed: int = 0, depth: int | None = None, domain: int | None = None, **params):
+        """The default-shaped sketch whose state fits in ``nbytes`` bytes.
+
+        With a domain: the counters as for every sketch. Without: the
+        hierarchy gets about ``HIER_BYTES_SHARE`` of the budget (a power-of-two
+        width of ``hier_depth`` tables per level, at least 16), the main
+        counters the rest; ``nbytes`` must leave room for at least one main
+        counter per table.
+        """
+        from .sizing import COUNTER_BYTES, shape_for_bytes
+
+        if domain is not None:
+            return super().for_bytes(nbytes, seed, depth, domain=domain, **params)
+        if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < COUNTER_BYTES:
+            raise ValueError(f"nbytes must be an int >= {COUNTER_BYTES}, got {nbytes!r}")
+        hd = params.pop("hier_depth", None)
+        hd = DEFAULT_HIER_DEPTH if hd is None else hd
+        if "hier_width" in params:
+            hw = params.pop("hier_width")
+        else:
+            per_width = COUNTER_BYTES * LEVELS * hd
+            hw = 1 << max(MIN_LG, int(max(1.0, HIER_BYTES_SHARE * nbytes / per_width)).bit_length() - 1)
+        hier_bytes = COUNTER_BYTES * LEVELS * hd * hw if isinstance(hw, int) and isinstance(hd, int) else 0
+        d = 5 if depth is None else depth
+        if nbytes - hier_bytes < COUNTER_BYTES * max(1, d if isinstance(d, int) else 1):
+            raise ValueError(
+                f"nbytes={nbytes} is too small for an unbounded skimmed sketch: its hierarchy alone takes "
+                f"{hier_bytes} bytes"
+            )
+        width, d = shape_for_bytes(nbytes - hier_bytes, depth)
+        return cls(width, d, seed, hier_width=hw, hier_depth=hd, **params)
 
     # -- SKIMDENSE ---------------------------------------------------------
     def threshold(self) -> float:
@@ -168,9 +347,11 @@ class SkimmedSketch(HashSketch):
         n = max(abs(float(self._total)), math.sqrt(f2_bound(self._self_tables())))
         return self._skim_factor * n / self._width
 
-    def _table_estimates(self, counters: np.ndarray, keys: np.ndarray) -> np.ndarray:
-        """(len(keys), depth) table estimates ``counters[p][h_p(v)] * xi_p(v)``."""
-        if len(keys) == _DOMAIN_CHUNK and keys[0] % _DOMAIN_CHUNK == 0:
+    def _table_estimates(self, counters: np.ndarray, keys: np.ndarray, domain_chunk: bool = False) -> np.ndarray:
+        """(len(keys), depth) table estimates ``counters[p][h_p(v)] * xi_p(v)``.
+
+        ``domain_chunk``: ``keys`` is the domain chunk starting at ``keys[0]`` (hashes cached)."""
+        if domain_chunk and len(keys) == _DOMAIN_CHUNK and keys[0] % _DOMAIN_CHUNK == 0:
             buckets, signs = _domain_chunk_hashes(self._seed, self._width, self._depth, int(keys[0]))
         else:
             buckets, signs = self.family.buckets_signs(keys, self._width, self._depth)
@@ -189,8 +370,11 @@ class SkimmedSketch(HashSketch):
         guard = (part[:, lo] >= t) | (part[:, hi] <= -t)
         return guard, med, np.abs(med) >= t
 
-    def agreement(self, counters: np.ndarray, t: float) -> tuple[int, float]:
-        """(tables that must agree, expected impostors) for a domain scan at threshold ``t``.
+    def agreement(self, counters: np.ndarray, t: float, tested: int | None = None) -> tuple[int, float]:
+        """(tables that must agree, expected impostors) for testing ``tested`` keys at threshold ``t``.
+
+        ``tested`` defaults to the domain size (a domain scan); for unbounded
+        keys it is the number of candidates the prefix search returned.
 
         A key absent from the stream lands in a uniformly random bucket of
         each table with a random sign, so it looks ``>= t`` in table p with
@@ -202,23 +386,50 @@ class SkimmedSketch(HashSketch):
         ``IMPOSTOR_BUDGET`` (``r = depth`` if none does).
         """
         d = self._depth
-        half = (np.abs(counters) >= t).mean(axis=1) / 2.0
-        dist = np.zeros(d + 1)  # Poisson-binomial distribution of agreeing tables
-        dist[0] = 1.0
-        for q in half:
-            dist[1:] = dist[1:] * (1 - q) + dist[:-1] * q
-            dist[0] *= 1 - q
-        tail = np.cumsum(dist[::-1])[::-1]  # tail[r] = P[X >= r]
+        n = self._domain_size if tested is None else tested
+        tail = chance_tail(counters, t)  # tail[r] = P[X >= r], X Poisson-binomial
         for r in range(d - _guard_index(d), d + 1):
-            expected = self._domain_size * 2.0 * tail[r]
+            expected = n * 2.0 * tail[r]
             if expected <= IMPOSTOR_BUDGET:
                 return r, float(expected)
-        return d, float(self._domain_size * 2.0 * tail[d])
+        return d, float(n * 2.0 * tail[d])
 
     def skim(self) -> SkimResult:
-        """Run SKIMDENSE (cached until the sketch changes).
+        """Run SKIMDENSE at the threshold :meth:`threshold` (cached until the sketch changes)."""
+        res = self._cache.get("skim")
+        if res is None:
+            res = self._cache["skim"] = self._skim_at(self.threshold())
+        return res
 
-        1. Scan the domain; candidates are keys whose median estimate clears T.
+    def _candidates(self, counters: np.ndarray, t: float):
+        """(keys, median, guard, agree, impostors, tested, search stats) of the keys whose median clears ``t``."""
+        if self._domain_size is None:
+            h = hierarchy(self._seed, self._hier_lg, self._hier_depth)
+            keys, stats = h.search(self._hier.astype(np.float64), t)
+            agree, impostors = self.agreement(counters, t, len(keys))
+            guard, med, passing = self._select(self._table_estimates(counters, keys), t, agree)
+            return keys[passing], med[passing], guard[passing], agree, impostors, len(keys), stats
+        agree, impostors = self.agreement(counters, t)
+        cand, cand_med, cand_guard = [], [], []
+        need = (self._depth + 1) // 2  # tables with |estimate| >= T that |median| >= T needs
+        for s in range(0, self._domain_size, _DOMAIN_CHUNK):
+            keys = np.arange(s, min(s + _DOMAIN_CHUNK, self._domain_size), dtype=np.int64)
+            est = self._table_estimates(counters, keys, domain_chunk=True)
+            keep = (np.abs(est) >= t).sum(axis=1) >= need
+            keys, est = keys[keep], est[keep]
+            guard, med, passing = self._select(est, t, agree)
+            cand.append(keys[passing])
+            cand_med.append(med[passing])
+            cand_guard.append(guard[passing])
+        cand, cand_med, cand_guard = map(np.concatenate, (cand, cand_med, cand_guard))
+        return cand, cand_med, cand_guard, agree, impostors, self._domain_size, None
+
+    def _skim_at(self, t: float) -> SkimResult:
+        """SKIMDENSE at threshold ``t``.
+
+        1. Candidates: with a domain, scan it; without, the prefix search of
+           :mod:`skimsketch.hierarchy` returns candidate keys. Candidates are
+           the keys whose median estimate on the main counters clears ``t``.
         2. Candidates that share no bucket with another candidate do not
            interact: those passing the guard are skimmed at once.
         3. The others are visited sequentially, fewest shared buckets first
@@ -227,31 +438,15 @@ class SkimmedSketch(HashSketch):
            the current residual and skimmed if they pass the guard; passes
            repeat until nothing changes (at most ``MAX_ROUNDS``).
         """
-        res = self._cache.get("skim")
-        if res is not None:
-            return res
         counters = self._counters.astype(np.float64)
         residual = counters.copy()
-        t = self.threshold()
         found: dict[int, float] = {}
         rounds = 0
-        agree, impostors = self.depth, 0.0
+        agree, impostors, tested, stats = self.depth, 0.0, 0, None
         if t > 0:
             rounds = 1
-            agree, impostors = self.agreement(counters, t)
+            cand, cand_med, cand_guard, agree, impostors, tested, stats = self._candidates(counters, t)
             trusted = impostors <= IMPOSTOR_BUDGET
-            cand, cand_med, cand_guard = [], [], []
-            need = (self._depth + 1) // 2  # tables with |estimate| >= T that |median| >= T needs
-            for s in range(0, self._domain_size, _DOMAIN_CHUNK):
-                keys = np.arange(s, min(s + _DOMAIN_CHUNK, self._domain_size), dtype=np.int64)
-                est = self._table_estimates(counters, keys)
-                keep = (np.abs(est) >= t).sum(axis=1) >= need
-                keys, est = keys[keep], est[keep]
-                guard, med, passing = self._select(est, t, agree)
-                cand.append(keys[passing])
-                cand_med.append(med[passing])
-                cand_guard.append(guard[passing])
-            cand, cand_med, cand_guard = map(np.concatenate, (cand, cand_med, cand_guard))
             shared = self._shared_buckets(cand)
             alone = (shared == 0) & cand_guard
             self._subtract_dense(residual, cand[alone], cand_med[alone])
@@ -275,9 +470,8 @@ class SkimmedSketch(HashSketch):
                 pending = left
         keys_arr = np.array(sorted(found), dtype=np.int64)
         vals_arr = np.array([found[k] for k in keys_arr.tolist()], dtype=np.float64)
-        res = SkimResult(keys_arr, vals_arr, residual, counters - residual, t, rounds, agree, impostors)
-        self._cache["skim"] = res
-        return res
+        return SkimResult(keys_arr, vals_arr, residual, counters - residual, t, rounds, agree, impostors,
+                          tested, stats)
 
     def _shared_buckets(self, keys: np.ndarray) -> np.ndarray:
         """For each key, in how many tables its bucket holds another of ``keys``."""
@@ -297,9 +491,30 @@ class SkimmedSketch(HashSketch):
         for p in range(self._depth):
             residual[p] -= np.bincount(buckets[p], weights=values * signs[p], minlength=self._width)
 
-    def heavy_hitters(self) -> dict:
-        """The dense keys found by SKIMDENSE with their estimated frequencies."""
-        res = self.skim()
+    def heavy_hitters(self, threshold: float | None = None) -> dict:
+        """Keys whose estimated ``|frequency|`` is at least ``threshold`` -> {canonical key: estimate}.
+
+        ``threshold=None``: the dense keys of SKIMDENSE at :meth:`threshold`.
+        Otherwise SKIMDENSE runs at ``threshold`` (same guard, same greedy
+        skimming; cached per threshold). Keys are canonical int64 keys: an
+        int key as itself, a str/bytes key as its ``ss.canonical_key``.
+
+        >>> import skimsketch as ss
+        >>> s = ss.SkimmedSketch(256, 5, seed=1).update(["a"] * 500 + ["b"] * 300 + list(range(200)))
+        >>> sorted(s.heavy_hitters(100)) == sorted([ss.canonical_key("a"), ss.canonical_key("b")])
+        True
+        """
+        if threshold is None:
+            res = self.skim()
+        else:
+            if isinstance(threshold, (bool, np.bool_)) or not isinstance(threshold, (int, float, np.integer, np.floating)):
+                raise ValueError(f"threshold must be a positive finite number, got {threshold!r}")
+            t = float(threshold)
+            if not (math.isfinite(t) and t > 0):
+                raise ValueError(f"threshold must be a positive finite number, got {threshold!r}")
+            res = self._cache.get(("skim", t))
+            if res is None:
+                res = self._cache[("skim", t)] = self._skim_at(t)
         return dict(zip(res.keys.tolist(), res.values.tolist()))
 
     # -- ESTSKIMJOINSIZE ----------------------------------------------------
