@@ -31,6 +31,21 @@ def _write_csv(path: Path, rows: list[dict], fields) -> None:
             w.writerow({k: fmt_num(r[k]) if r[k] is not None else "" for k in fields})
 
 
+def _code_version() -> dict:
+    """The git commit of the code that ran, and whether skimsketch/ had local changes."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                              timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "skimsketch", "experiments", "data"],
+                               cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": None, "local_changes": None}
+    return {"commit": head or None, "local_changes": bool(dirty)}
+
+
 def make_outputs(rows, config: dict, info: dict, out: Path) -> dict:
     """PNGs and REPORT.md from aggregated rows."""
     subtitle = f"{config['mode']} mode, {config['reps']} reps"
@@ -74,11 +89,13 @@ def main(argv=None) -> int:
 
     if args.report_only:
         meta = json.loads((out / "run.json").read_text())
-        make_outputs(read_results(out / "results.csv"), meta["config"], meta["timing"], out)
+        make_outputs(read_results(out / "results.csv"), meta["config"], dict(meta["timing"], code=meta.get("code")),
+                     out)
         log(f"[experiments] report rewritten in {out}")
         return 0
 
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    code = _code_version()
     samples, info = run_all(config, jobs=max(1, args.jobs), progress=not args.no_progress, log=log)
     rows = aggregate(samples)
     _write_csv(out / "samples.csv", samples, SAMPLE_FIELDS)
@@ -87,11 +104,12 @@ def main(argv=None) -> int:
         "config": config.as_dict(),
         "timing": info,
         "started_utc": started,
+        "code": code,
         "machine": {"python": platform.python_version(), "platform": platform.platform(),
                     "cpus": __import__("os").cpu_count()},
     }
     (out / "run.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
-    make_outputs(read_results(out / "results.csv"), meta["config"], info, out)
+    make_outputs(read_results(out / "results.csv"), meta["config"], dict(info, code=code), out)
     log(f"[experiments] done in {info['wall_seconds'] / 60:.1f} min; results in {out}")
     return 0
 

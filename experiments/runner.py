@@ -217,9 +217,9 @@ def _worker_init() -> None:
 
 def _call(args):
     config, figure, rep, method = args
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     samples = run_task(config, figure, rep, method)
-    return samples, time.perf_counter() - t
+    return samples, time.perf_counter() - t, time.process_time() - c
 
 
 def run_all(config: Config, jobs: int = 2, progress: bool = True, log=None) -> tuple[list[dict], dict]:
@@ -234,15 +234,17 @@ def run_all(config: Config, jobs: int = 2, progress: bool = True, log=None) -> t
             f"estimated {est / 60:.1f} min (cost model; the bar's ETA refines it)")
     samples: list[dict] = []
     task_seconds: dict[str, float] = {}
+    task_cpu: dict[str, float] = {}
     t0 = time.perf_counter()
     bar = tqdm(total=round(total_cost, 1), unit="s-est", disable=not progress, desc=f"{config.mode} run",
                bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} est-s [{elapsed}<{remaining}]")
     args = [(config, t.figure, t.rep, t.method) for t in tasks]
     if jobs <= 1:
         results = ((t, _call(a)) for t, a in zip(tasks, args))
-        for t, (s, sec) in results:
+        for t, (s, sec, cpu) in results:
             samples += s
             task_seconds[f"{t.figure}/{t.method}/rep{t.rep}"] = sec
+            task_cpu[f"{t.figure}/{t.method}/rep{t.rep}"] = cpu
             bar.update(round(t.cost, 1))
     else:
         import multiprocessing as mp
@@ -252,19 +254,25 @@ def run_all(config: Config, jobs: int = 2, progress: bool = True, log=None) -> t
             futs = {pool.submit(_call, a): t for t, a in zip(tasks, args)}
             for fut in as_completed(futs):
                 t = futs[fut]
-                s, sec = fut.result()
+                s, sec, cpu = fut.result()
                 samples += s
                 task_seconds[f"{t.figure}/{t.method}/rep{t.rep}"] = sec
+                task_cpu[f"{t.figure}/{t.method}/rep{t.rep}"] = cpu
                 bar.set_postfix_str(f"done {t.figure}/{t.method}/rep{t.rep}", refresh=False)
                 bar.update(round(t.cost, 1))
     bar.close()
     wall = time.perf_counter() - t0
     info = {
         "wall_seconds": wall,
-        "cpu_seconds_in_tasks": sum(task_seconds.values()),
+        "wall_seconds_in_tasks": sum(task_seconds.values()),
+        # CPU time of the task processes: unlike wall time, barely affected by other jobs
+        # sharing the machine; cpu / jobs estimates the wall time on idle cores.
+        "cpu_seconds_in_tasks": sum(task_cpu.values()),
+        "load_average_at_end": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
         "estimated_seconds": est,
         "jobs": jobs,
         "task_seconds": dict(sorted(task_seconds.items())),
+        "task_cpu_seconds": dict(sorted(task_cpu.items())),
     }
     key = {m: i for i, m in enumerate(config.methods)}
     samples.sort(key=lambda s: (s["figure"], s["workload"], key[s["method"]], s["level"], s["shape"], s["rep"]))
