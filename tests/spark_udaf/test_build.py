@@ -1,0 +1,142 @@
+"""sketch_column / sketch_partials / sketch_by on a real local Spark session."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import skimsketch as ss
+import spark_udaf
+
+pytestmark = pytest.mark.spark
+
+N = 6000
+
+
+def _keys_frame(seed=11):
+    """Zipf-ish int keys with nulls, signed integer weights, a day column."""
+    rng = np.random.default_rng(seed)
+    k = (rng.zipf(1.3, N) % 500).astype("int64")
+    pdf = pd.DataFrame({
+        "k": pd.array(k, dtype="Int64"),
+        "w": rng.integers(-3, 6, N).astype("int64"),
+        "day": rng.integers(0, 4, N).astype("int64"),
+        "s": [f"user-{x}" for x in k],
+    })
+    pdf.loc[::37, "k"] = None
+    pdf.loc[::41, "s"] = None
+    return pdf
+
+
+@pytest.fixture(scope="module")
+def frame(spark):
+    pdf = _keys_frame()
+    return pdf, spark.createDataFrame(pdf).cache()
+
+
+SHAPES = [
+    lambda: ss.HashSketch(width=128, depth=5, seed=3),
+    lambda: ss.SkimmedSketch(width=64, depth=5, seed=4, domain=500),
+    lambda: ss.AGMSSketch(width=16, depth=3, seed=5),
+]
+
+
+@pytest.mark.parametrize("make", SHAPES, ids=["hash", "skimmed", "agms"])
+@pytest.mark.parametrize("partitions", [1, 3, 8])
+def test_byte_identical_to_in_memory_any_partitioning(frame, make, partitions):
+    pdf, df = frame
+    expected = make().update(pdf["k"], weights=pdf["w"].to_numpy()).to_bytes()
+    got = spark_udaf.sketch_column(df.repartition(partitions), "k", make(), weight="w")
+    assert got.to_bytes() == expected
+
+
+def test_tree_merge_is_byte_identical(frame):
+    pdf, df = frame
+    expected = ss.HashSketch(width=128, depth=5, seed=3).update(pdf["k"]).to_bytes()
+    got = spark_udaf.sketch_column(df.repartition(7), "k", ss.HashSketch(width=128, depth=5, seed=3), merge="tree")
+    assert got.to_bytes() == expected
+
+
+def test_small_chunks_and_string_keys(frame):
+    pdf, df = frame
+    expected = ss.HashSketch(width=64, depth=3, seed=9).update(pdf["s"].tolist())
+    got = spark_udaf.sketch_column(df.repartition(3), "s", ss.HashSketch(width=64, depth=3, seed=9), chunk_rows=100)
+    assert got.to_bytes() == expected.to_bytes()
+    assert got.null_weight == pdf["s"].isna().sum() > 0
+
+
+def test_nulls_are_skipped_and_counted(spark):
+    df = spark.createDataFrame([(1, 2), (None, 5), (1, None), (None, None), (3, 1)], "k bigint, w bigint")
+    got = spark_udaf.sketch_column(df, "k", ss.HashSketch(width=32, depth=3, seed=1), weight="w")
+    # rows with a null weight are skipped (as SUM skips them); null keys go to null_weight
+    expected = ss.HashSketch(width=32, depth=3, seed=1).update([1, None, 3], weights=[2, 5, 1])
+    assert got.to_bytes() == expected.to_bytes()
+    assert (got.total_weight, got.null_weight) == (3, 5)
+
+
+def test_fills_the_given_sketch_in_place(frame):
+    pdf, df = frame
+    start = ss.HashSketch(width=128, depth=5, seed=3).update([1, 2, 3])
+    got = spark_udaf.sketch_column(df, "k", start)
+    assert got is start
+    expected = ss.HashSketch(width=128, depth=5, seed=3).update([1, 2, 3]).update(pdf["k"])
+    assert got.to_bytes() == expected.to_bytes()
+
+
+def test_empty_dataframe_leaves_sketch_empty(spark):
+    df = spark.createDataFrame([], "k bigint")
+    got = spark_udaf.sketch_column(df, "k", ss.HashSketch(width=32, depth=3, seed=1))
+    assert got.is_empty
+    assert spark_udaf.sketch_partials(df, "k", ss.HashSketch(width=32, depth=3, seed=1)).count() == 0
+
+
+def test_float_weights_need_float_counters(spark):
+    df = spark.createDataFrame([(1, 0.5), (2, 1.25), (1, 2.0)], "k int, x double")
+    got = spark_udaf.sketch_column(df.repartition(2), "k", ss.HashSketch(width=32, depth=3, seed=1, dtype="float64"),
+                                   weight="x")
+    expected = ss.HashSketch(width=32, depth=3, seed=1, dtype="float64").update([1, 2, 1], weights=[0.5, 1.25, 2.0])
+    np.testing.assert_allclose(got.counters, expected.counters)
+    assert got.total_weight == pytest.approx(3.75)
+
+
+def test_partials_plan_has_no_shuffle(frame):
+    _, df = frame
+    parts = spark_udaf.sketch_partials(df.repartition(4), "k", ss.HashSketch(width=32, depth=3, seed=1))
+    # only the test's own repartition exchanges rows; building adds no exchange
+    plan = parts._jdf.queryExecution().executedPlan().toString()
+    assert plan.count("Exchange") <= 1
+    no_repart = spark_udaf.sketch_partials(df, "k", ss.HashSketch(width=32, depth=3, seed=1))
+    assert "Exchange" not in no_repart._jdf.queryExecution().executedPlan().toString()
+    assert 1 <= parts.count() <= 4
+
+
+def test_sketch_by_day_matches_per_group_in_memory(frame):
+    pdf, df = frame
+    rows = spark_udaf.sketch_by(df.repartition(3), "k", ss.HashSketch(width=64, depth=3, seed=2), by="day",
+                                weight="w").collect()
+    assert sorted(r.day for r in rows) == sorted(pdf["day"].unique().tolist())
+    for r in rows:
+        sub = pdf[pdf["day"] == r.day]
+        expected = ss.HashSketch(width=64, depth=3, seed=2).update(sub["k"], weights=sub["w"].to_numpy())
+        assert r.sketch == expected.to_bytes(), r.day
+
+
+def test_bad_inputs_name_the_problem(spark, frame):
+    _, df = frame
+    sk = ss.HashSketch(width=32, depth=3, seed=1)
+    with pytest.raises(ValueError, match="column 'nope' not found"):
+        spark_udaf.sketch_column(df, "nope", sk)
+    dbl = spark.createDataFrame([(1.5,)], "x double")
+    with pytest.raises(ss.KeyTypeError, match="key column 'x' has type double"):
+        spark_udaf.sketch_column(dbl, "x", sk)
+    with pytest.raises(ss.KeyTypeError, match="weight column 's' has type string"):
+        spark_udaf.sketch_column(df, "k", sk, weight="s")
+    with pytest.raises(TypeError, match="must be a skimsketch sketch"):
+        spark_udaf.sketch_column(df, "k", object())
+    with pytest.raises(ValueError, match="merge must be"):
+        spark_udaf.sketch_column(df, "k", sk, merge="fast")
+
+
+def test_domain_violation_surfaces_from_executors(spark):
+    df = spark.createDataFrame([(1,), (900,)], "k bigint")
+    with pytest.raises(Exception, match="outside the declared domain"):
+        spark_udaf.sketch_column(df, "k", ss.SkimmedSketch(width=32, depth=3, seed=1, domain=500))
