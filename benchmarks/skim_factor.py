@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 import skimsketch as ss  # noqa: E402
 from workloads import paper_error, workloads  # noqa: E402
 
-FACTORS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
+FACTORS = (0.5, 1.0, 2.0, 4.0)
 
 
 def main(argv=None):
@@ -28,7 +28,7 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=1_000_000)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--counters", type=int, nargs="+", default=[2750, 11000])
-    ap.add_argument("--depths", type=int, nargs="+", default=[1, 3, 5, 7, 11])
+    ap.add_argument("--depths", type=int, nargs="+", default=[3, 5, 7, 11])
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "skim_factor.csv"))
     a = ap.parse_args(argv)
     errs = defaultdict(list)

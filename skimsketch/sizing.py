@@ -21,7 +21,7 @@ from .bounds import chebyshev_k
 
 __all__ = ["shape_for_error", "shape_for_bytes", "DEFAULT_DEPTH", "COUNTER_BYTES"]
 
-DEFAULT_DEPTH = 5
+DEFAULT_DEPTH = 7
 COUNTER_BYTES = 8
 
 
@@ -50,7 +50,7 @@ def shape_for_bytes(nbytes: int, depth: int | None = None) -> tuple[int, int]:
     """(width, depth) whose counters fit in ``nbytes`` bytes.
 
     >>> shape_for_bytes(65536)
-    (1638, 5)
+    (1170, 7)
     """
     if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < COUNTER_BYTES:
         raise ValueError(f"nbytes must be an int >= {COUNTER_BYTES}, got {nbytes!r}")
