@@ -271,7 +271,7 @@ def test_shape_from_targets(kind):
     extra = {"domain": DOMAIN} if kind == "skimmed" else {}
     s = cls.for_bytes(65536, seed=3, **extra)
     if kind == "skimmed_unbounded":  # the hierarchy takes part of the budget: main width is what is left
-        assert s.nbytes <= 65536 < s.nbytes + s.depth * 8 and s.depth == 5 and s.hier_width is not None
+        assert s.nbytes <= 65536 < s.nbytes + s.depth * 8 and s.depth == 7 and s.hier_width is not None
     else:
         assert s.nbytes <= 65536 and (s.width, s.depth) == (1170, 7)
     e = cls.for_error(0.1, 0.05, **extra)
