@@ -130,12 +130,13 @@ def test_join_size_exact_and_overflow_safe():
 
 
 def test_four_million_elements_well_under_a_second():
+    # CPU time (single-threaded numpy), best of 3: robust to other jobs sharing the machine.
     zipf_stream(1000, 2**18, 1.0, seed=0)  # warm-up
-    best = min(_timed(lambda: zipf_stream(4_000_000, 2**18, 1.0, seed=0)) for _ in range(3))
-    assert best < 0.9, f"4M-element Zipf stream took {best:.2f}s"
+    best = min(_cpu_timed(lambda: zipf_stream(4_000_000, 2**18, 1.0, seed=0)) for _ in range(3))
+    assert best < 0.9, f"4M-element Zipf stream took {best:.2f}s of CPU"
 
 
-def _timed(fn):
-    t = time.perf_counter()
+def _cpu_timed(fn):
+    t = time.process_time()
     fn()
-    return time.perf_counter() - t
+    return time.process_time() - t
