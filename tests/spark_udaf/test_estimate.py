@@ -1,0 +1,74 @@
+"""estimate_join_size: the sketch answer, and the exact fallback beyond the tolerance."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import skimsketch as ss
+import spark_udaf
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def tables(spark):
+    rng = np.random.default_rng(8)
+    f = pd.DataFrame({"k": (rng.zipf(1.3, 5000) % 1000).astype("int64")})
+    g = pd.DataFrame({"k": ((rng.zipf(1.3, 5000) + 3) % 1000).astype("int64")})
+    return f, g, spark.createDataFrame(f).repartition(3), spark.createDataFrame(g).repartition(2)
+
+
+def test_sketch_answer_equals_in_memory_estimate(tables):
+    f, g, F, G = tables
+    template = ss.HashSketch(width=256, depth=5, seed=6)
+    got = spark_udaf.estimate_join_size(F, "k", G, "k", template)
+    a = template.empty_like().update(f["k"])
+    b = template.empty_like().update(g["k"])
+    expected = a.join_size(b)
+    assert (got.value, got.low, got.high, got.method) == (expected.value, expected.low, expected.high, "hash")
+    assert got.detail["answered_by"] == "sketch" and got.detail["within_tolerance"]
+    assert got.detail["sketch_bytes"] == len(a.to_bytes()) + len(b.to_bytes())
+    assert template.is_empty  # the template is not filled
+
+
+def test_fallback_to_exact_when_interval_too_wide(tables):
+    f, g, F, G = tables
+    exact = ss.exact_join_size(f["k"], g["k"])
+    got = spark_udaf.estimate_join_size(F, "k", G, "k", width=16, depth=3, tolerance=0.01)
+    assert got.method == "exact" and got.detail["answered_by"] == "exact"
+    assert got.value == got.low == got.high == exact and got.confidence == 1.0
+    sk = got.detail["sketch_estimate"]
+    assert sk.method == "hash" and spark_udaf.relative_half_width(sk) > 0.01
+
+
+def test_no_fallback_when_disabled_or_within_tolerance(tables):
+    _, _, F, G = tables
+    got = spark_udaf.estimate_join_size(F, "k", G, "k", width=16, depth=3, tolerance=0.01, fallback=False)
+    assert got.method == "hash" and got.detail["within_tolerance"] is False
+    loose = spark_udaf.estimate_join_size(F, "k", G, "k", width=16, depth=3, tolerance=1e9)
+    assert loose.method == "hash" and loose.detail["answered_by"] == "sketch"
+
+
+def test_weighted_estimate_with_float_weights(spark):
+    a = spark.createDataFrame([(1, 0.5), (2, 1.5), (1, 1.0)], "k int, x double")
+    b = spark.createDataFrame([(1, 2), (3, 1)], "k int, y int")
+    got = spark_udaf.estimate_join_size(a, "k", b, "k", lweight="x", rweight="y", width=64, depth=5)
+    exact = spark_udaf.exact_join_size(a, "k", b, "k", "x", "y")
+    assert exact == 3.0
+    assert got.value == pytest.approx(exact)  # three keys in 64 buckets x 5 tables: medians are collision-free
+
+
+def test_relative_half_width():
+    assert spark_udaf.relative_half_width(ss.Estimate(100.0, 90.0, 120.0, 0.95, "hash")) == 0.2
+    assert spark_udaf.relative_half_width(ss.Estimate(0.0, -1.0, 1.0, 0.95, "hash")) == math.inf
+    assert spark_udaf.relative_half_width(ss.Estimate.exact(0)) == 0.0
+
+
+def test_bad_arguments(tables):
+    _, _, F, G = tables
+    with pytest.raises(ValueError, match="tolerance must be"):
+        spark_udaf.estimate_join_size(F, "k", G, "k", tolerance=-1)
+    with pytest.raises(TypeError, match="sketch must be a skimsketch sketch"):
+        spark_udaf.estimate_join_size(F, "k", G, "k", sketch="hash")
