@@ -89,12 +89,14 @@ def test_replayed_batch_id_is_not_counted_twice(spark, tmp_path):
     assert (h.applied_batches, h.skipped_batches) == (2, 2)
     expected = tmpl.empty_like().update([1, 2, 2, 3])
     assert h.sketch() == expected
+    h(b0.limit(0), 2)  # an empty micro-batch is committed and changes nothing
+    assert h.last_batch_id == 2 and h.sketch() == expected
     # a crash after our commit: a new handler sees the committed id and skips Spark's replay
     h2 = StreamingSketch(tmpl, "k", tmp_path / "state")
-    h2(b1, 1)
+    h2(b1, 2)
     assert h2.skipped_batches == 1 and h2.sketch() == expected
     row = spark.read.parquet(str(tmp_path / "tbl" / "sketch.parquet")).first()
-    assert row["batch_id"] == 1 and ss.from_bytes(bytes(row["sketch"])) == expected
+    assert row["batch_id"] == 2 and ss.from_bytes(bytes(row["sketch"])) == expected
 
 
 def test_windowed_streaming_matches_in_memory_windowed_sketch(spark, tmp_path):
@@ -143,11 +145,13 @@ def test_reject_cases(spark, tmp_path):
     with pytest.raises(TypeError, match="use a numeric event time"):
         hw(spark.sql("SELECT 1L AS k, current_timestamp() AS ts"), 0)
     hw(spark.createDataFrame([(1, 100)], "k BIGINT, ts BIGINT"), 0)
+    hw(spark.createDataFrame([], "k BIGINT, ts BIGINT"), 1)  # empty batch: no data, clock unchanged
+    assert hw.state.now == 100 and hw.last_batch_id == 1
     with pytest.raises(LateError(), match="older than the watermark"):
-        hw(spark.createDataFrame([(1, 5)], "k BIGINT, ts BIGINT"), 1)
+        hw(spark.createDataFrame([(1, 5)], "k BIGINT, ts BIGINT"), 2)
     with pytest.raises(ValueError, match="null timestamp"):
-        hw(spark.createDataFrame([(1, None)], "k BIGINT, ts BIGINT"), 1)
-    assert hw.last_batch_id == 0  # failed batches are not committed
+        hw(spark.createDataFrame([(1, None)], "k BIGINT, ts BIGINT"), 2)
+    assert hw.last_batch_id == 1  # failed batches are not committed
 
 
 def LateError():
