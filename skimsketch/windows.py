@@ -51,7 +51,7 @@ import zlib
 
 import numpy as np
 
-from .errors import CorruptSketchError
+from .errors import CorruptSketchError, SketchError
 from .keys import canonicalize
 
 __all__ = [
@@ -63,8 +63,8 @@ __all__ = [
 ]
 
 
-class LateElementError(ValueError):
-    """A batch holds elements older than the watermark and ``on_late="raise"``."""
+class LateElementError(SketchError):
+    """A batch holds elements older than the watermark and ``on_late="raise"`` (a ``ValueError``)."""
 
 
 # -- parameter checks ---------------------------------------------------------
