@@ -472,14 +472,26 @@ class WindowedSketch:
     def _commit(self, deltas, accepted_max, n_late: int, late_weight, events: int) -> None:
         """Add per-pane deltas to the panes (and to the total when in the window), then move time."""
         in_window = None if self._cur is None else self._range(self._cur)
-        for k, d in deltas:
-            pane = self._panes.get(k)
-            if pane is None:
-                self._panes[k] = d
-            else:
-                pane.merge(d)
-            if in_window is not None and in_window[0] <= k <= in_window[1]:
-                self._total.merge(d)
+        done = []  # (sketch, delta) merged so far, or (None, pane index) added: undone on failure
+        try:
+            for k, d in deltas:
+                pane = self._panes.get(k)
+                if pane is None:
+                    self._panes[k] = d
+                    done.append((None, k))
+                else:
+                    pane.merge(d)
+                    done.append((pane, d))
+                if in_window is not None and in_window[0] <= k <= in_window[1]:
+                    self._total.merge(d)
+                    done.append((self._total, d))
+        except Exception:  # e.g. CounterOverflowError: undo what was merged (exact in int64)
+            for target, d in reversed(done):
+                if target is None:
+                    del self._panes[d]
+                else:
+                    target.subtract(d)
+            raise
         if n_late:
             self.late_count += n_late
             self.late_weight += late_weight

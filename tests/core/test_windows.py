@@ -464,3 +464,15 @@ def test_windowed_join_state_round_trip_resumes_with_shared_clock():
         WindowedJoin.from_bytes(blob[:30] + bytes([blob[30] ^ 1]) + blob[31:])
     with pytest.raises(ss.CorruptSketchError, match="bad magic"):
         WindowedJoin.from_bytes(blob[4:])
+
+
+def test_counter_overflow_leaves_the_window_unchanged():
+    t = ss.HashSketch(width=8, depth=2, seed=1)
+    w = WindowedSketch(t, window=4, slide=2)
+    big = 2**62
+    w.update([1, 2], [0, 2], weights=[big, big // 2])  # panes 0 and 1, both in the window
+    before = w.to_bytes()
+    with pytest.raises(ss.CounterOverflowError):
+        w.update([3, 1], [0, 3], weights=[1, big])  # pane 0, total, pane 1 merge; then the total overflows
+    assert w.to_bytes() == before
+    w._check_invariant()
