@@ -192,3 +192,46 @@ def test_stream_against_table_built_with_spark_builder_and_sql(spark, tmp_path):
         "SELECT skim_join_size(s.sketch, t.sketch) AS j FROM skim_stream_vs_table s CROSS JOIN skim_table_sketch t"
     ).first()["j"]
     assert got == pytest.approx(j.join_size().value)
+
+
+def test_crash_before_and_after_commit_is_exactly_once(spark, tmp_path):
+    from pyspark.errors import StreamingQueryException
+
+    from spark_udaf.streaming import StreamingSketch
+
+    class Crashing(StreamingSketch):
+        """Dies once at ``batch`` — ``before`` or ``after`` committing its state."""
+
+        def __init__(self, *a, crash=None, **kw):
+            super().__init__(*a, **kw)
+            self.crash = crash
+
+        def __call__(self, df, batch_id):
+            if self.crash == ("before", batch_id):
+                raise RuntimeError("simulated crash before commit")
+            super().__call__(df, batch_id)
+            if self.crash == ("after", batch_id):
+                raise RuntimeError("simulated crash after commit")
+
+    src, ckpt, state = tmp_path / "src", tmp_path / "ckpt", tmp_path / "state"
+    src.mkdir()
+    tmpl = ss.HashSketch(width=128, depth=3, seed=8)
+    data = [_write(src, f"f{i}.parquet", *_files(30 + i, 200, 0, 50), mtime=3_000_000 + i) for i in range(3)]
+    runs = []
+    for crash in (("after", 0), ("before", 1), None):  # three runs of the same query
+        h = Crashing(tmpl, "k", state, weight="w", crash=crash)
+        runs.append(h)
+        q = h.start(_stream(spark, src), ckpt)
+        if crash is None:
+            q.awaitTermination(120)
+            assert q.exception() is None
+        else:
+            with pytest.raises(StreamingQueryException, match="simulated crash"):
+                q.awaitTermination(120)
+    # run 2: Spark replays batch 0 (committed by us, not by Spark): skipped; then dies before committing 1
+    assert [(r.applied_batches, r.skipped_batches) for r in runs] == [(1, 0), (0, 1), (2, 0)]
+    assert h.last_batch_id == 2
+    one_shot = tmpl.empty_like()
+    for keys, _, w in data:
+        one_shot.update(keys, weights=w)
+    assert h.sketch().to_bytes() == one_shot.to_bytes()
