@@ -1,0 +1,159 @@
+"""The Spark demo job: sketch two tables, estimate their join size, compare with exact.
+
+``main(argv)`` is what ``skimsketch spark-demo`` (the README's main command)
+runs. By default it starts an embedded ``local[2]`` Spark and generates two
+Zipf tables on the executors (:mod:`spark_udaf.datagen`: the paper's setting,
+G = F shifted by ``--shift``); ``--left/--right`` read Parquet instead. The
+same command works against a cluster: ``--master spark://host:7077`` (the
+executors then get the skimsketch sources with ``addPyFile``; they need numpy,
+mmh3 and pyarrow installed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+__all__ = ["main", "parse_args"]
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="skimsketch spark-demo", description=__doc__.splitlines()[0])
+    p.add_argument("--master", default="local[2]", help="Spark master URL (default local[2]; any cluster URL works)")
+    p.add_argument("--rows", type=int, default=1_000_000, help="rows of the left table (default 1,000,000)")
+    p.add_argument("--right-rows", type=int, default=None, help="rows of the right table (default: --rows)")
+    p.add_argument("--zipf", type=float, default=1.0, help="Zipf skew z of both tables (default 1.0)")
+    p.add_argument("--domain", type=int, default=2**18, help="key domain [0, m) (default 2^18)")
+    p.add_argument("--shift", type=int, default=100, help="right table = left distribution shifted by s (default 100)")
+    p.add_argument("--seed", type=int, default=0, help="sketch seed (default 0)")
+    p.add_argument("--data-seed", type=int, default=1, help="seed of the generated tables (default 1)")
+    p.add_argument("--kind", choices=("skimmed", "hash", "agms"), default=None,
+                   help="sketch kind (default skimmed for generated tables, hash for --left/--right)")
+    p.add_argument("--width", type=int, default=1024, help="buckets per table (default 1024)")
+    p.add_argument("--depth", type=int, default=5, help="tables (default 5)")
+    p.add_argument("--confidence", type=float, default=0.95, help="interval confidence (default 0.95)")
+    p.add_argument("--tolerance", type=float, default=None,
+                   help="fall back to the exact size when the interval's relative half-width exceeds this")
+    p.add_argument("--partitions", type=int, default=None, help="partitions of the generated tables")
+    p.add_argument("--left", default=None, help="Parquet path of the left table (instead of generating)")
+    p.add_argument("--right", default=None, help="Parquet path of the right table")
+    p.add_argument("--column", default="k", help="join key column of --left/--right (default k)")
+    p.add_argument("--no-exact", action="store_true", help="skip the exact computation")
+    p.add_argument("--ship", choices=("auto", "yes", "no"), default="auto",
+                   help="addPyFile the skimsketch sources (auto: for non-local masters)")
+    args = p.parse_args(argv)
+    if (args.left is None) != (args.right is None):
+        p.error("--left and --right go together")
+    for name in ("rows", "width", "depth", "domain"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name} must be positive")
+    if args.right_rows is None:
+        args.right_rows = args.rows
+    if args.kind is None:
+        args.kind = "hash" if args.left else "skimmed"
+    return args
+
+
+def _session(master: str):
+    """The active SparkSession if there is one (left running), else a new one (stopped at the end)."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active, False
+    if master.startswith("local"):
+        # executors are local processes: use this interpreter (and its packages)
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        if master.startswith("local-cluster") and "SPARK_HOME" not in os.environ:
+            import pyspark
+
+            os.environ["SPARK_HOME"] = os.path.dirname(pyspark.__file__)
+    b = SparkSession.builder.master(master).appName("skimsketch-spark-demo")
+    if master.startswith("local"):
+        b = (b.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.shuffle.partitions", "8"))
+    if master.startswith("local-cluster"):
+        b = b.config("spark.executor.memory", "512m")
+    spark = b.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark, True
+
+
+def _template(args):
+    import skimsketch as ss
+
+    if args.kind == "skimmed":
+        return ss.SkimmedSketch(width=args.width, depth=args.depth, seed=args.seed, domain=args.domain)
+    if args.kind == "agms":
+        return ss.AGMSSketch(width=args.width, depth=args.depth, seed=args.seed)
+    return ss.HashSketch(width=args.width, depth=args.depth, seed=args.seed)
+
+
+def _fmt(x) -> str:
+    return f"{x:,.0f}" if abs(x) < 1e15 else f"{x:.6g}"
+
+
+def main(argv=None) -> int:
+    """Run the demo job; prints estimate, interval, exact, error and timings. Returns 0."""
+    args = parse_args(argv)
+    import spark_udaf
+    from spark_udaf.datagen import zipf_table
+
+    spark, owned = _session(args.master)
+    try:
+        master = spark.sparkContext.master
+        if args.ship == "yes" or (args.ship == "auto" and not master.startswith("local")):
+            spark_udaf.ship_package(spark)
+        if args.left:
+            left, right = spark.read.parquet(args.left), spark.read.parquet(args.right)
+            lcol = rcol = args.column
+            what = f"left {args.left}, right {args.right} (column {args.column})"
+        else:
+            left = zipf_table(spark, args.rows, args.zipf, args.domain, 0, args.data_seed, args.partitions)
+            right = zipf_table(spark, args.right_rows, args.zipf, args.domain, args.shift, args.data_seed + 1,
+                               args.partitions)
+            lcol = rcol = "k"
+            what = (f"left {args.rows:,} rows, right {args.right_rows:,} rows; Zipf z={args.zipf} over "
+                    f"[0, {args.domain:,}), right shifted by {args.shift}")
+        template = _template(args)
+        print(f"skimsketch spark-demo: master {master}, Spark {spark.version}")
+        print(f"tables     : {what}")
+        print(f"sketch     : {type(template).__name__} width={args.width} depth={args.depth} seed={args.seed}"
+              f" ({len(template.to_bytes()):,} bytes each)")
+        t0 = time.perf_counter()
+        est = spark_udaf.estimate_join_size(left, lcol, right, rcol, template, confidence=args.confidence,
+                                            tolerance=args.tolerance)
+        t_est = time.perf_counter() - t0
+        d = est.detail
+        sk = d["sketch_estimate"]
+        print(f"estimate   : {_fmt(sk.value)}  interval [{_fmt(sk.low)}, {_fmt(sk.high)}] at "
+              f"{sk.confidence:.0%} ({sk.method})")
+        if d["answered_by"] == "exact":
+            print(f"fallback   : interval half-width {d['relative_half_width']:.1%} > tolerance "
+                  f"{args.tolerance:.1%}: answered exactly ({_fmt(est.value)})")
+        secs = d["seconds"]
+        line = (f"timings    : sketch left {secs['sketch_left']:.2f} s, right {secs['sketch_right']:.2f} s, "
+                f"estimate {secs['estimate']:.3f} s")
+        if "exact" in secs:
+            line += f", exact fallback {secs['exact']:.2f} s"
+        line += f"; total {t_est:.2f} s"
+        if not args.no_exact:
+            t1 = time.perf_counter()
+            exact = d["exact"] if "exact" in d else spark_udaf.exact_join_size(left, lcol, right, rcol)
+            t_exact = time.perf_counter() - t1
+            print(f"exact      : {_fmt(exact)}  (grouped counts, {t_exact:.2f} s)")
+            if exact:
+                rel = abs(sk.value - exact) / abs(exact)
+                print(f"error      : sketch estimate off by {rel:.2%}; exact value "
+                      f"{'inside' if sk.contains(exact) else 'OUTSIDE'} the interval")
+        print(line)
+        return 0
+    finally:
+        if owned:
+            spark.stop()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main(sys.argv[1:]))
