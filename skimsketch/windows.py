@@ -320,6 +320,7 @@ class WindowedSketch:
         self._panes: dict = {}
         self._total = self._proto.empty_like()
         self._cur = None  # pane index that ends the window the running total covers
+        self._synced_now = None  # clock time the total and the retained panes reflect
         self.events = 0  # accepted elements (nulls included)
         self.late_count = 0
         self.late_weight = 0
@@ -396,7 +397,7 @@ class WindowedSketch:
     def _sync(self) -> None:
         """Move the running total to the window of ``now`` and drop panes no window needs."""
         now = self._clock.now
-        if now is None:
+        if now is None or now == self._synced_now:
             return
         cur = _pane_of(now, self.slide)
         if cur != self._cur:
@@ -419,6 +420,7 @@ class WindowedSketch:
         for k in [k for k in self._panes if k < bound]:
             del self._panes[k]
             self.expired_panes += 1
+        self._synced_now = now
 
     def advance_to(self, t):
         """Advance event time to ``t`` without data (expires panes); returns ``self``."""
