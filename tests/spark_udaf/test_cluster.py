@@ -1,0 +1,91 @@
+"""local-cluster mode: separate executor processes, so nothing may depend on driver state.
+
+Runs in a subprocess (its own SparkContext) so it never touches the shared
+local[2] session of the test run.
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.spark
+
+SCRIPT = textwrap.dedent(
+    """
+    import os, sys
+    import numpy as np
+    import pyspark
+    from pyspark.sql import SparkSession
+
+    import skimsketch as ss
+    import spark_udaf
+    from spark_udaf import job
+    from spark_udaf.datagen import zipf_keys, zipf_table
+
+    spark = (SparkSession.builder.master("local-cluster[2,1,1024]")
+             .config("spark.executor.memory", "512m")
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.shuffle.partitions", "4")
+             .config("spark.scheduler.maxRegisteredResourcesWaitingTime", "5s")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    try:
+        driver_pid = os.getpid()
+        # executors are other processes: their Python workers have other pids
+        pids = set(spark.range(0, 4, 1, 4).rdd.map(lambda _: os.getpid()).collect())
+        assert driver_pid not in pids, pids
+        executors = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1
+        assert executors == 2, executors
+
+        left = zipf_table(spark, 30000, 1.0, 4000, 0, 1, 4)
+        right = zipf_table(spark, 20000, 1.0, 4000, 5, 2, 3)
+        lk, rk = zipf_keys(np.arange(30000), 1.0, 4000, 0, 1), zipf_keys(np.arange(20000), 1.0, 4000, 5, 2)
+        template = ss.SkimmedSketch(width=128, depth=5, seed=9, domain=4000)
+        a = spark_udaf.sketch_column(left, "k", template.empty_like())
+        assert a.to_bytes() == template.empty_like().update(lk).to_bytes()
+        b = spark_udaf.sketch_column(right, "k", template.empty_like(), merge="tree")
+        assert b.to_bytes() == template.empty_like().update(rk).to_bytes()
+
+        exact = ss.exact_join_size(lk, rk)
+        assert spark_udaf.exact_join_size(left, "k", right, "k") == exact
+        est = spark_udaf.estimate_join_size(left, "k", right, "k", template)
+        assert est.value == a.join_size(b).value
+
+        spark_udaf.register(spark)
+        left.createOrReplaceTempView("l")
+        right.createOrReplaceTempView("r")
+        row = spark.sql(
+            "SELECT skim_join_size(x.s, y.s) AS j FROM "
+            "(SELECT skim_merge(sketch) AS s FROM skim_sketch_partials(TABLE(SELECT k AS key FROM l), 256, 5, 3)) x "
+            "CROSS JOIN (SELECT skim_sketch(k, 256, 5, 3) AS s FROM r) y").collect()[0]
+        h = lambda keys: ss.HashSketch(width=256, depth=5, seed=3).update(keys)
+        assert row.j == h(lk).join_size(h(rk)).value
+
+        assert job.main(["--rows", "20000", "--domain", "3000", "--width", "128"]) == 0
+        print("CLUSTER-OK")
+    finally:
+        spark.stop()
+    """
+)
+
+
+def test_local_cluster_mode(tmp_path):
+    pytest.importorskip("pyspark")
+    import pyspark
+
+    script = tmp_path / "cluster_check.py"
+    script.write_text(SCRIPT)
+    env = dict(os.environ)
+    env["SPARK_HOME"] = os.path.dirname(pyspark.__file__)
+    env["PYSPARK_PYTHON"] = sys.executable
+    env["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    env["SPARK_LOCAL_IP"] = "127.0.0.1"
+    env.pop("PYSPARK_SUBMIT_ARGS", None)
+    proc = subprocess.run([sys.executable, str(script)], cwd=str(tmp_path), env=env, capture_output=True,
+                          text=True, timeout=600)
+    tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-40:])
+    assert proc.returncode == 0 and "CLUSTER-OK" in proc.stdout, tail
+    assert "exact      :" in proc.stdout, tail
