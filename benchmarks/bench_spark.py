@@ -1,0 +1,157 @@
+"""Spark benchmark: sketch building vs Spark's count_min_sketch, estimate vs exact join size.
+
+Writes two Zipf tables (default 4M rows each, z=1.0 over [0, 2^18), the right
+one shifted by 100) as Parquet to a temporary directory, then, in one
+``local[2]`` session and the same run, times (median of ``--reps`` runs after
+one warm-up run of each):
+
+* building: ``spark_udaf.sketch_column`` (HashSketch and SkimmedSketch,
+  width x depth) versus Spark's Count-Min sketch of the same shape on the same
+  column, both through the DataFrame API (``df.stat.countMinSketch``) and the
+  SQL aggregate (``count_min_sketch``); target: sketch_column <= 1.5x Spark;
+* joining: ``spark_udaf.estimate_join_size`` (two sketches + estimate) versus
+  ``spark_udaf.exact_join_size`` (grouped counts, join, sum); target: <= 1/3.
+
+"shuffle bytes" is the sum of ``shuffleWriteBytes`` over the stages the
+operation ran, read from Spark's own status store (the data behind the UI's
+Stages tab); results collected to the driver are not shuffle bytes and are
+reported separately where known. This is a benchmark, not a test: it gates
+nothing. Usage: ``./dev py benchmarks/bench_spark.py [--rows N] [--reps R]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+
+def stage_metrics(sc):
+    """{(stage id, attempt id): (shuffle write bytes, input bytes, records read)} from the status store."""
+    jsc = sc._jsc.sc()
+    try:
+        jsc.listenerBus().waitUntilEmpty()
+    except Exception:
+        time.sleep(1.0)
+    store = jsc.statusStore()
+    quantiles = getattr(store, "stageList$default$4")()
+    seq = store.stageList(None, False, False, quantiles, None)
+    out = {}
+    for i in range(seq.length()):
+        s = seq.apply(i)
+        out[(s.stageId(), s.attemptId())] = (s.shuffleWriteBytes(), s.inputBytes(), s.inputRecords())
+    return out
+
+
+class Timer:
+    """Times a callable and measures the shuffle bytes written by the stages it ran."""
+
+    def __init__(self, sc):
+        self.sc = sc
+
+    def run(self, fn):
+        before = stage_metrics(self.sc)
+        t = time.perf_counter()
+        result = fn()
+        dt = time.perf_counter() - t
+        after = stage_metrics(self.sc)
+        new = [v for k, v in after.items() if k not in before]
+        return dt, sum(v[0] for v in new), sum(v[1] for v in new), result
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rows", type=int, default=4_000_000)
+    p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--width", type=int, default=1024)
+    p.add_argument("--depth", type=int, default=5)
+    p.add_argument("--master", default="local[2]")
+    p.add_argument("--dir", default=None, help="where to write the Parquet tables (default: a temp dir)")
+    args = p.parse_args(argv)
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    import skimsketch as ss
+    import spark_udaf
+    from spark_udaf.datagen import zipf_table
+
+    spark = (SparkSession.builder.master(args.master).appName("skimsketch-bench")
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.driver.memory", "2g").config("spark.sql.shuffle.partitions", "8")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    sc = spark.sparkContext
+    timer = Timer(sc)
+    W, D = args.width, args.depth
+    eps, conf = 2.0 / W, 1 - 2.0 ** -D - 1e-9  # Spark: width = ceil(2/eps), depth = ceil(-log2(1-conf))
+    tmp = tempfile.TemporaryDirectory(prefix="skimsketch-bench-", dir=args.dir)
+    try:
+        lpath, rpath = os.path.join(tmp.name, "left"), os.path.join(tmp.name, "right")
+        t = time.perf_counter()
+        zipf_table(spark, args.rows, 1.0, 2**18, 0, 1).write.parquet(lpath)
+        zipf_table(spark, args.rows, 1.0, 2**18, 100, 2).write.parquet(rpath)
+        left, right = spark.read.parquet(lpath), spark.read.parquet(rpath)
+        print(f"# Spark {spark.version}, master {sc.master}, {os.cpu_count()} CPUs; "
+              f"tables: 2 x {args.rows:,} rows Zipf z=1.0 over [0, 2^18), right shifted by 100 "
+              f"(written in {time.perf_counter() - t:.1f} s, {left.rdd.getNumPartitions()} + "
+              f"{right.rdd.getNumPartitions()} input partitions); sketch {W} x {D}; median of {args.reps} runs")
+
+        cms = spark._jvm.org.apache.spark.util.sketch.CountMinSketch
+        assert cms.create(eps, conf, 1).width() == W and cms.create(eps, conf, 1).depth() == D
+
+        def cms_df():
+            return left._jdf.stat().countMinSketch("k", eps, conf, 1)  # JVM API (not exposed in PySpark)
+
+        def cms_sql():
+            return left.selectExpr(f"count_min_sketch(k, {eps!r}D, {conf!r}D, 1) AS s").collect()[0].s
+
+        def hash_sketch():
+            return spark_udaf.sketch_column(left, "k", ss.HashSketch(width=W, depth=D, seed=1))
+
+        def skimmed_sketch():
+            return spark_udaf.sketch_column(left, "k", ss.SkimmedSketch(width=W, depth=D, seed=1, domain=2**18))
+
+        template = ss.SkimmedSketch(width=W, depth=D, seed=1, domain=2**18)
+
+        def estimate():
+            return spark_udaf.estimate_join_size(left, "k", right, "k", template)
+
+        def exact():
+            return spark_udaf.exact_join_size(left, "k", right, "k")
+
+        cases = [
+            ("build: Spark countMinSketch (DataFrame API)", cms_df, args.rows),
+            ("build: Spark count_min_sketch (SQL aggregate)", cms_sql, args.rows),
+            ("build: sketch_column HashSketch", hash_sketch, args.rows),
+            ("build: sketch_column SkimmedSketch", skimmed_sketch, args.rows),
+            ("join: estimate_join_size (2 skimmed sketches)", estimate, 2 * args.rows),
+            ("join: exact_join_size (grouped counts)", exact, 2 * args.rows),
+        ]
+        results = {}
+        for name, fn, rows in cases:
+            timer.run(fn)  # warm-up: Python workers, JIT, file listing
+            runs = [timer.run(fn) for _ in range(args.reps)]
+            secs = statistics.median(r[0] for r in runs)
+            shuffle = statistics.median(r[1] for r in runs)
+            results[name] = (secs, runs[-1][3])
+            print(f"{name:48s} {secs:7.2f} s  {rows / secs / 1e6:6.2f} M rows/s  shuffle write {shuffle:>12,.0f} B  "
+                  f"(runs: {', '.join(f'{r[0]:.2f}' for r in runs)})")
+        b_cms = min(results[cases[0][0]][0], results[cases[1][0]][0])
+        for n in (cases[2][0], cases[3][0]):
+            print(f"ratio {n.split(': ')[1]} / fastest Spark Count-Min: {results[n][0] / b_cms:.2f} (target <= 1.5)")
+        est, ex = results[cases[4][0]], results[cases[5][0]]
+        print(f"ratio estimate / exact: {est[0] / ex[0]:.2f} (target <= 0.33)")
+        e = est[1]
+        print(f"estimate {e.value:,.0f} [{e.low:,.0f}, {e.high:,.0f}] ({e.method}); exact {ex[1]:,}; "
+              f"error {abs(e.value - ex[1]) / ex[1]:.2%}; sketch bytes {e.detail['sketch_bytes']:,}")
+    finally:
+        spark.stop()
+        tmp.cleanup()
+
+
+if __name__ == "__main__":
+    main()
