@@ -92,10 +92,14 @@ def main(argv=None):
             return run
 
         def join():
-            j = WindowedJoin(tmpl, args.window, args.window // 2, slide=args.slide, allowed_lateness=lateness)
+            # the streams arrive in alternating batches, so B's batch is up to one batch span behind A's:
+            # the lateness must cover it, or most of B would be (cheaply) rejected as late
+            span = -(-args.batch // args.rate) + lateness
+            j = WindowedJoin(tmpl, args.window, args.window // 2, slide=args.slide, allowed_lateness=span)
             for i in bounds:
                 j.update_a(keys[i : i + args.batch], ts[i : i + args.batch])
                 j.update_b(keys_b[i : i + args.batch], ts_b[i : i + args.batch])
+            assert j.a.late_count == 0 and j.b.late_count == 0, (j.a.late_count, j.b.late_count)
 
         # (name, function, events, baseline): the join is compared with plain updates of its two streams
         modes = [("plain update", plain, args.n, None),
