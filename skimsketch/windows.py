@@ -436,12 +436,17 @@ class WindowedSketch:
         ``late_weight`` or, with ``on_late="raise"``, refuse the batch. The
         update is atomic: on any error nothing changes.
         """
+        self._update(keys, timestamps, weights)
+        return self
+
+    def _update(self, keys, timestamps, weights):
+        """:meth:`update`, returning the committed ``(pane, delta sketch)`` pairs."""
         self._sync()
         batch = _Batch(keys, timestamps, weights)
         deltas, accepted_max, late = self._deltas(batch)
         n_late = int(late.sum())
         self._commit(deltas, accepted_max, n_late, batch.weight_sum(late) if n_late else 0, batch.n - n_late)
-        return self
+        return deltas
 
     def merge_panes(self, panes: dict, max_timestamp, late_count: int = 0, late_weight=0, events: int = 0):
         """Commit per-pane sketches of one batch built elsewhere (e.g. on Spark executors).
@@ -689,6 +694,7 @@ class WindowedJoin:
         self.clock = EventClock(allowed_lateness)
         self.a = WindowedSketch(template, window_a, slide, on_late=on_late, clock=self.clock)
         self.b = WindowedSketch(template, window_b, slide, on_late=on_late, clock=self.clock)
+        self._results_rows = np.zeros(template.depth, dtype=np.float64)
 
     def _side(self, side):
         if side in ("a", "A", 0):
@@ -700,9 +706,58 @@ class WindowedJoin:
     def update(self, side, keys, timestamps, weights=None):
         """Add elements to stream ``side`` ('a' or 'b'); returns ``self``."""
         mine, theirs = self._side(side)
-        mine.update(keys, timestamps, weights)
+        deltas = mine._update(keys, timestamps, weights)
+        self._count_results(deltas, mine, theirs)
         theirs._sync()
         return self
+
+    def _count_results(self, deltas, x: "WindowedSketch", y: "WindowedSketch") -> None:
+        """Add each delta's per-table inner product with the other side's overlapping panes.
+
+        A delta in pane ``k`` of stream X joins the Y elements whose validity
+        overlaps its own: Y panes ``k - n_Y + 1 .. k + n_X - 1`` (as in
+        :class:`~skimsketch.exact_windows.ExactWindowedJoin`), read before Y
+        moves to the new time. For the usual in-order batch that range is
+        exactly Y's current window, i.e. its running total.
+        """
+        if y._cur is None:
+            return
+        for k, d in deltas:
+            lo, hi = k - y.n_panes + 1, k + x.n_panes - 1
+            if lo == y._cur - y.n_panes + 1 and hi >= y._cur:  # no Y pane is after y._cur
+                other = y._total.counters.astype(np.float64)
+            else:
+                other = None
+                for kb, pane in y._panes.items():
+                    if lo <= kb <= hi:
+                        c = pane.counters.astype(np.float64)
+                        other = c if other is None else other + c
+                if other is None:
+                    continue
+            rows = np.einsum("pq,pq->p", d.counters.astype(np.float64), other)
+            if self._agms:
+                rows /= x._proto.width
+            self._results_rows += rows
+
+    @property
+    def _agms(self) -> bool:
+        from .agms import AGMSSketch
+
+        return isinstance(self.a._proto, AGMSSketch)
+
+    @property
+    def total_results_estimate(self) -> float:
+        """Estimated number of results a moving-window join has produced so far (seed 003).
+
+        Each batch adds, per table, the inner product of its sketch with the
+        other stream's sketch over the panes whose elements it joins; the
+        estimate is the median over tables of these running sums (for AGMS,
+        of the running row means) — the sketch's join estimator applied to
+        the sum of the per-batch joins, so unbiased per table like
+        ``join_size``. A point estimate: no interval is attached (the exact
+        value is ``ExactWindowedJoin.total_results``).
+        """
+        return float(np.median(self._results_rows))
 
     def update_a(self, keys, timestamps, weights=None):
         return self.update("a", keys, timestamps, weights)
@@ -731,9 +786,11 @@ class WindowedJoin:
     _MAGIC = b"SKWJ"
 
     def to_bytes(self) -> bytes:
-        """Serialise both sides: magic ``b"SKWJ"``, version u16, two u32 lengths, the sides' states, CRC-32."""
+        """Serialise: magic ``b"SKWJ"``, version u16, two u32 lengths, the sides' states,
+        the per-table result sums (``depth`` f64), CRC-32."""
         a, b = self.a.to_bytes(), self.b.to_bytes()
-        body = self._MAGIC + struct.pack("<HII", 1, len(a), len(b)) + a + b
+        rows = self._results_rows.astype("<f8").tobytes()
+        body = self._MAGIC + struct.pack("<HII", 1, len(a), len(b)) + a + b + rows
         return body + struct.pack("<I", zlib.crc32(body))
 
     @classmethod
@@ -747,16 +804,19 @@ class WindowedJoin:
         version, la, lb = struct.unpack("<HII", blob[4:14])
         if version != 1:
             raise CorruptSketchError(f"windowed join state: unknown version {version}")
-        if 14 + la + lb + 4 != len(blob):
+        if 14 + la + lb + 4 > len(blob):
             raise CorruptSketchError("windowed join state: size mismatch")
         a = WindowedSketch.from_bytes(blob[14 : 14 + la])
         b = WindowedSketch.from_bytes(blob[14 + la : 14 + la + lb])
+        if 14 + la + lb + 8 * a._proto.depth + 4 != len(blob):
+            raise CorruptSketchError("windowed join state: size mismatch")
         if (a.slide, a.allowed_lateness, a.now) != (b.slide, b.allowed_lateness, b.now):
             raise CorruptSketchError("windowed join state: the two sides disagree on slide, lateness or clock")
         out = cls.__new__(cls)
         out.clock = a._clock
         b._clock = a._clock
         out.a, out.b = a, b
+        out._results_rows = np.frombuffer(blob[14 + la + lb : -4], dtype="<f8").astype(np.float64)
         return out
 
     def __eq__(self, other) -> bool:

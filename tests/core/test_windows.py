@@ -477,3 +477,32 @@ def test_counter_overflow_leaves_the_window_unchanged():
         w.update([3, 1], [0, 3], weights=[1, big])  # pane 0, total, pane 1 merge; then the total overflows
     assert w.to_bytes() == before
     w._check_invariant()
+
+
+@pytest.mark.parametrize(
+    "template,tol",
+    [(ss.HashSketch(width=2048, depth=7, seed=6), 0.05), (ss.AGMSSketch(width=64, depth=7, seed=6), 0.25)],
+    ids=lambda x: type(x).__name__ if isinstance(x, ss.Sketch) else str(x),
+)
+def test_total_results_estimate_tracks_exact_total_results(template, tol):
+    j = WindowedJoin(template, 30, 10, slide=5, allowed_lateness=6)
+    x = ExactWindowedJoin(30, 10, slide=5, allowed_lateness=6)
+    errs = []
+    for i, (side, keys, ts, w) in enumerate(zipf_stream(77, 150, 100, jitter=8, late_every=9, z=1.1, deletes=0.0)):
+        j.update(side, keys, ts, w)
+        x.update(side, keys, ts, w)
+        if i % 10 == 9:
+            errs.append(abs(j.total_results_estimate - x.total_results) / x.total_results)
+    assert max(errs) < tol, f"relative errors of the results estimate {np.round(errs, 4)} exceed {tol}"
+    assert WindowedJoin.from_bytes(j.to_bytes()).total_results_estimate == j.total_results_estimate
+
+
+def test_total_results_estimate_worked_example():
+    j = WindowedJoin(ss.HashSketch(width=64, depth=3, seed=1), window_a=4, window_b=2, slide=1)
+    x = ExactWindowedJoin(window_a=4, window_b=2, slide=1)
+    for obj in (j, x):
+        obj.update_a([7, 7, 8], [0, 1, 2]).update_b([7, 8], [3, 3]).update_a([8], [4]).update_b([7], [6])
+        obj.update_a([7], [6], weights=-1)  # a delete at 6 overlaps B's 7@6 only: one result less
+    # (7@0,7@3) (7@1,7@3) (8@2,8@3) (8@4,8@3) - (7@6,7@6)
+    assert x.total_results == 3
+    assert j.total_results_estimate == 3.0  # keys 7 and 8 share no bucket here: every table is exact
