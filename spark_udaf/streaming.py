@@ -86,8 +86,9 @@ def _view_schema():
 class StreamingSketch:
     """``foreachBatch`` handler keeping a checkpointed sketch of ``column``.
 
-    Parameters: ``sketch`` (template: kind, shape, seed; an existing state in
-    ``state_dir`` must match it), ``column`` (integer, string or binary key
+    Parameters: ``sketch`` (kind, shape and seed; its contents are the
+    initial state when ``state_dir`` holds none, and a saved state must match
+    it), ``column`` (integer, string or binary key
     column), ``state_dir``, optional ``weight`` column (deletes = negative
     weights; rows with a null weight are skipped, as SQL ``SUM`` does), and
     for windows ``timestamp`` (numeric event-time column), ``window``,
@@ -128,6 +129,8 @@ class StreamingSketch:
             if spark is None:
                 raise ValueError("view_name needs a SparkSession: pass spark= or create one first")
         self._spark = spark
+        if view_name is not None:  # the view exists (restored or initial state) before the first batch
+            self.to_dataframe().createOrReplaceTempView(view_name)
 
     def _check_resume(self, fresh) -> None:
         st = self._state

@@ -48,6 +48,8 @@ def test_stop_restart_equals_one_shot_build_and_sql_view(spark, tmp_path):
     data = [_write(src, f"f{i}.parquet", *_files(i, 400, 0, 100, nulls=3), mtime=1_000_000 + i) for i in range(2)]
 
     h = StreamingSketch(tmpl, "k", state, weight="w", view_name="skim_stream_state", spark=spark)
+    first = spark.sql("SELECT batch_id, sketch FROM skim_stream_state").first()  # published before any batch
+    assert first["batch_id"] is None and ss.from_bytes(bytes(first["sketch"])).is_empty
     q = h.start(_stream(spark, src), ckpt)
     q.awaitTermination(120)
     assert q.exception() is None
