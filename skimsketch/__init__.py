@@ -8,6 +8,7 @@
 """
 
 from .agms import AGMSSketch
+from .aggregates import join_avg, join_sum
 from .base import Sketch
 from .errors import (
     CorruptSketchError,
@@ -21,6 +22,7 @@ from .estimate import Estimate
 from .exact import exact_frequencies, exact_join_size, exact_self_join_size
 from .hash_sketch import HashSketch
 from .keys import CanonicalBatch, canonical_key, canonicalize, fingerprint64
+from .multiway import PairSketch, chain_join_size, exact_chain_join_size
 from .serde import from_bytes
 from .skimmed import SkimmedSketch
 
@@ -31,6 +33,7 @@ __all__ = [
     "canonicalize", "canonical_key", "fingerprint64", "CanonicalBatch",
     "SketchError", "IncompatibleSketchError", "CorruptSketchError", "CounterOverflowError",
     "KeyTypeError", "KeyDomainError",
+    "join_sum", "join_avg", "PairSketch", "chain_join_size", "exact_chain_join_size",
 ]
 __version__ = "0.1.0"
 

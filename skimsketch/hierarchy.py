@@ -17,16 +17,19 @@ so small or clustered integer keys get well-spread prefixes, and every dense
 key found at the bottom is reported as its canonical key (an int64 key as
 itself, a str/bytes key as its :func:`~skimsketch.fingerprint64`).
 
-Levels. Level ``l = 0..5`` sketches the top ``16 + 8*l`` bits of ``y`` (16, 24,
-..., 56 bits); the main counters play the part of the 64-bit bottom level.
+Levels. Level ``l = 0..5`` sketches the top ``12 + 8*l`` bits of ``y`` (12, 20,
+..., 52 bits); the main counters play the part of the 64-bit bottom level
+(the last step tests ``2**12`` children of each passing 52-bit prefix there).
 Each level has ``hier_depth`` tables of ``hier_width = 2**lg`` signed
 counters (same counter type as the main counters). Prefix hashing is *simple
-tabulation* over the bytes of ``y`` (byte 0 = the top byte)::
+tabulation* over the characters of ``y``: ``c_0`` = its top 12 bits, ``c_i`` =
+the ``i``-th byte after them (``i = 1..5``)::
 
     P_i[c][t] = 32-bit half (t & 1) of T_0[c][HIER_WORD_BASE + 1 + 16*i + (t >> 1)]
-    u_l[t]    = P_0[byte_0][t] XOR P_1[byte_1][t] XOR ... XOR P_{l+1}[byte_{l+1}][t]
-    sign      = +1 if bit 31 of u is 0 else -1
-    bucket    = bits 30 .. 31-lg of u          (= ((u & 0x7FFFFFFF) * 2**lg) >> 31)
+    u_l[t]    = P_0[c_0][t] XOR P_1[c_1][t] XOR ... XOR P_l[c_l][t]
+    z         = u_l[t] * 0x9E3779B1 mod 2**32
+    sign      = +1 if bit 31 of z is 0 else -1
+    bucket    = bits 30 .. 31-lg of z          (= ((z & 0x7FFFFFFF) * 2**lg) >> 31)
 
 ``T_0`` is the first tabulation table stream of :mod:`skimsketch.hashing` (same
 seed, word indices ``>= 2**22`` that no other sketch uses), so the hierarchy
@@ -34,22 +37,36 @@ is reproducible everywhere the main family is. Simple tabulation is 3-wise
 independent, enough for Count-sketch point estimates (pairwise suffices);
 the hash of a prefix one byte longer is its parent's hash XOR one table
 entry, so an update costs one 256-entry table look-up per level, not a full
-hash. Update: per level and table, ``C[l][t][bucket] += w * sign`` — one
+hash. The multiplication (a bijection, so it keeps the independence) makes
+the bucket bits depend on all bits of ``u``: without it a prefix colliding
+with a heavy one at some level would collide again with that prefix's
+child at every level below (both children XOR the same entry), and every
+chance pass would propagate down the hierarchy. Update: per level and table, ``C[l][t][bucket] += w * sign`` — one
 bincount over all levels.
 
-Search (``search``): all ``2**16`` top-level prefixes are tested; a prefix
+Search (``search``): all ``2**12`` top-level prefixes are tested (a short top
+level keeps the number of prefixes tested there, and with it the chance
+passes a narrow level must rule out, small); a prefix
 *passes* when at least ``r`` of its table estimates clear the threshold with
-one sign, ``r`` (a majority or more) chosen per level like the main guard:
-the smallest ``r`` for which the expected number of tested prefixes passing
-by chance (a prefix that holds no weight lands in a uniformly random bucket
-with a random sign) stays within ``MAX_EXPAND / 4``. At most ``MAX_EXPAND``
-passing prefixes (the largest ``|median|``) are expanded into their 256
-children at the next level; the children of the last level are full values
-``y``, i.e. candidate keys, which the skimmed sketch re-estimates on its main
-counters with its impostor-controlled guard (the number of keys tested
-replaces the domain size). Query cost is therefore bounded:
-``2**16 + LEVELS * MAX_EXPAND * 256`` prefix estimates plus at most
-``MAX_EXPAND * 256`` main-sketch estimates, whatever the stream.
+one sign. A prefix holding no weight lands in a uniformly random bucket with
+a random sign, so its chance to pass is a Poisson-binomial tail computed from
+the share of buckets above the threshold (:func:`chance_tail`, as for the
+main guard); ``r`` (a majority or more) is chosen per level so that this
+chance is at most ``CHANCE_RATE = 1/512`` — each expanded prefix then yields
+on average at most half a false child among its 256, and the search cannot
+blow up. When even ``r = hier_depth`` does not achieve it, the level's
+threshold is raised to the smallest counter magnitude that does (a level too
+narrow for the stream keeps only its heaviest prefixes). At most
+``MAX_EXPAND`` passing prefixes (the largest ``|median|``) are expanded into
+their 256 children at the next level; the children of the last level are full
+values ``y``, i.e. candidate keys, which the skimmed sketch re-estimates on
+its main counters with its impostor-controlled guard (the number of keys
+tested replaces the domain size). Query cost is therefore bounded:
+``2**12 + LEVELS * MAX_EXPAND * 256`` prefix estimates plus at most
+``MAX_EXPAND / 4 * 2**12`` main-sketch estimates, whatever the stream. A level of
+width ``w`` and 3 tables finds about ``w / 4`` heavy prefixes at the full
+threshold (``(pi/2)**3 <= 1/512`` needs ``pi <= 1/4``): the hierarchy's width
+bounds how many dense keys it can report (docs/unbounded.md).
 
 Limits: a key is found only if every prefix on its path passes. With
 non-negative frequencies a prefix's weight is at least its dense key's, so
@@ -61,6 +78,7 @@ estimate stays unbiased, with the plain hash sketch's variance for that key.
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
@@ -71,13 +89,20 @@ __all__ = ["PrefixHierarchy", "hierarchy", "LEVELS", "TOP_BITS", "FANOUT_BITS", 
            "HIER_WORD_BASE", "MIN_LG", "MAX_LG", "MAX_HIER_DEPTH", "chance_tail", "agree_mask"]
 
 LEVELS = 6
-TOP_BITS = 16
+TOP_BITS = 12
 FANOUT_BITS = 8
+BOTTOM_BITS = 64 - TOP_BITS - FANOUT_BITS * (LEVELS - 1)  # the last step, on the main counters: 12 bits
+MAX_BOTTOM_DIVISOR = 4  # the last level expands at most MAX_EXPAND / 4 prefixes (4096 children each)
 HIER_WORD_BASE = 1 << 22
-MAX_EXPAND = 1024
+MAX_EXPAND = 512
+CHANCE_RATE = 1.0 / 512  # allowed chance-pass probability of a tested prefix (split among the rules)
+LEVEL_BUDGET_MIN = 8.0  # ... but at least this many expected chance passes per level
+PEEL_BUDGET = 0.01  # expected chance passes of the strict (peeling) rule per round: a false peel wipes a heavy prefix
+PEEL_ROUNDS = 3
 MIN_LG, MAX_LG = 4, 24  # hierarchy widths 16 .. 2**24
 MAX_HIER_DEPTH = 32
 _CHUNK = 1 << 15
+_ZMUL = np.uint32(0x9E3779B1)
 _FLOAT_EXACT = float(2**52)
 
 # modular inverses of the splitmix64 multipliers
@@ -113,13 +138,11 @@ def chance_tail(counters: np.ndarray, t: float) -> np.ndarray:
 
 
 def agree_mask(est: np.ndarray, t: float, agree: int) -> tuple[np.ndarray, np.ndarray]:
-    """(mask, median) for (n, d) table estimates: at least ``agree`` tables ``>= t`` (or all ``<= -t``)."""
-    d = est.shape[1]
-    lo, hi = d - agree, agree - 1
-    kth = sorted({lo, hi, (d - 1) // 2, d // 2})
-    part = np.partition(est, kth, axis=1)
-    med = 0.5 * (part[:, (d - 1) // 2] + part[:, d // 2])
-    return (part[:, lo] >= t) | (part[:, hi] <= -t), med
+    """(mask, median of the passing rows) for (n, d) table estimates.
+
+    Passing: at least ``agree`` tables ``>= t``, or at least ``agree`` tables ``<= -t``."""
+    mask = ((est >= t).sum(axis=1) >= agree) | ((est <= -t).sum(axis=1) >= agree)
+    return mask, np.median(est[mask], axis=1) if mask.any() else np.zeros(0)
 
 
 class PrefixHierarchy:
@@ -132,11 +155,14 @@ class PrefixHierarchy:
         self.salt = np.uint64(int(fam.table_entries(0, np.array([0]), np.array([HIER_WORD_BASE]))[0, 0]))
         n_words = (depth + 1) // 2
         words = np.arange(n_words, dtype=np.uint64)
-        # P[i]: (256, depth) uint32 for byte position i = 0 .. LEVELS
+        # P[i]: (2**TOP_BITS or 256, depth) uint32 for character i = 0 .. LEVELS-1
         self.tables = []
-        for i in range(LEVELS + 1):
-            w = fam.table_entries(0, np.arange(256), words + np.uint64(HIER_WORD_BASE + 1 + 16 * i))
+        for i in range(LEVELS):
+            size = 1 << (TOP_BITS if i == 0 else FANOUT_BITS)
+            w = fam.table_entries(0, np.arange(size), words + np.uint64(HIER_WORD_BASE + 1 + 16 * i))
             self.tables.append(np.ascontiguousarray(np.ascontiguousarray(w).view(np.uint32)[:, :depth]))
+        # the same tables column by column: columns[t][i] = P_i[:, t] uint32
+        self.columns = [[np.ascontiguousarray(tab[:, t]) for tab in self.tables] for t in range(depth)]
         self.shift = np.uint32(31 - lg)
         self.offsets = (np.arange(LEVELS * depth, dtype=np.int64) * (2 * self.width)).reshape(LEVELS, depth)
         self.shape = (LEVELS, depth, self.width)
@@ -153,16 +179,26 @@ class PrefixHierarchy:
 
     # -- updates -------------------------------------------------------------
     def _cells(self, keys: np.ndarray) -> np.ndarray:
-        """(n, LEVELS, depth) int64 cell ids ``(l*depth + t)*2*width + sign*width + bucket``."""
+        """(LEVELS, depth, n) int64 cell ids ``(l*depth + t)*2*width + sign*width + bucket``.
+
+        Table by table with 1-D look-ups into the table columns (much
+        faster than gathering rows): ``u`` of level l is the running XOR."""
         y = self.values(keys)
-        yb = y.view(np.uint8).reshape(-1, 8)  # little-endian: column 7 is the top byte
-        cells = np.empty((len(keys), LEVELS, self.depth), dtype=np.int64)
-        acc = np.take(self.tables[0], yb[:, 7], axis=0)
-        acc ^= np.take(self.tables[1], yb[:, 6], axis=0)
-        for lvl in range(LEVELS):
-            if lvl:
-                acc ^= np.take(self.tables[lvl + 1], yb[:, 6 - lvl], axis=0)
-            np.add(acc >> self.shift, self.offsets[lvl], out=cells[:, lvl, :], casting="unsafe")
+        chars = [(y >> np.uint64(64 - TOP_BITS)).astype(np.intp)]
+        mask = np.uint64((1 << FANOUT_BITS) - 1)
+        for i in range(1, LEVELS):
+            chars.append(((y >> np.uint64(64 - TOP_BITS - FANOUT_BITS * i)) & mask).astype(np.intp))
+        cells = np.empty((LEVELS, self.depth, len(keys)), dtype=np.int64)
+        for t in range(self.depth):
+            cols = self.columns[t]
+            acc = np.take(cols[0], chars[0])
+            z = np.empty_like(acc)
+            for lvl in range(LEVELS):
+                if lvl:
+                    acc ^= np.take(cols[lvl], chars[lvl])
+                np.multiply(acc, _ZMUL, out=z)
+                z >>= self.shift
+                np.add(z, self.offsets[lvl, t], out=cells[lvl, t], casting="unsafe")
         return cells
 
     def delta(self, keys: np.ndarray, weights: np.ndarray | None, float_counters: bool) -> np.ndarray:
@@ -176,9 +212,9 @@ class PrefixHierarchy:
             if weights is None:
                 acc += np.bincount(cells, minlength=n_cells)
             elif exact_float:
-                acc += np.bincount(cells, weights=np.repeat(weights[s : s + _CHUNK], per_key), minlength=n_cells)
+                acc += np.bincount(cells, weights=np.tile(weights[s : s + _CHUNK], per_key), minlength=n_cells)
             else:  # huge integer weights: exact int64 scatter-add
-                np.add.at(acc, cells, np.repeat(weights[s : s + _CHUNK], per_key))
+                np.add.at(acc, cells, np.tile(weights[s : s + _CHUNK], per_key))
         acc = acc.reshape(LEVELS, self.depth, 2, self.width)
         delta = acc[:, :, 0, :] - acc[:, :, 1, :]
         if not float_counters and delta.dtype != np.int64:
@@ -186,31 +222,114 @@ class PrefixHierarchy:
         return delta
 
     # -- queries -------------------------------------------------------------
+    def _cells_of_words(self, words: np.ndarray):
+        """(buckets (n, depth) intp, signs (n, depth) float64) of prefix hash words."""
+        cell = ((words * _ZMUL) >> self.shift).astype(np.intp)  # sign * width + bucket
+        return cell & (self.width - 1), 1.0 - 2.0 * (cell >> self.lg)
+
     def _estimates(self, counters: np.ndarray, words: np.ndarray) -> np.ndarray:
         """(n, depth) table estimates at one level from prefix hash words (n, depth) uint32."""
-        cell = (words >> self.shift).astype(np.intp)  # sign * width + bucket
-        bucket = cell & (self.width - 1)
-        sign = 1.0 - 2.0 * (cell >> self.lg)
-        rows = np.arange(self.depth)[None, :]
-        return counters[rows, bucket] * sign
+        bucket, sign = self._cells_of_words(words)
+        return counters[np.arange(self.depth)[None, :], bucket] * sign
 
     def _top_words(self) -> np.ndarray:
         if self._top is None:
-            self._top = (self.tables[0][:, None, :] ^ self.tables[1][None, :, :]).reshape(-1, self.depth)
+            self._top = self.tables[0]
         return self._top
 
-    def _level_pass(self, counters: np.ndarray, est: np.ndarray, t: float, tested: int):
-        """Passing mask and |median| at one level (agreement chosen from chance passes)."""
+    def _rules(self, counters: np.ndarray, t: float, tested: int, budget: float) -> list[tuple[float, int]]:
+        """Pass rules ``(threshold, r)`` for one level: "at least ``r`` tables beyond ``threshold`` with one sign".
+
+        A prefix that holds no weight passes rule ``(x, r)`` with probability
+        ``2 P[PoissonBinomial(pi(x)/2) >= r]`` (:func:`chance_tail`). For each
+        majority ``r`` the threshold is the smallest value ``>= t`` (``t`` or a
+        counter magnitude) at which ``tested`` such prefixes give at most
+        ``budget / (number of rules)`` passes (``inf`` if none): a prefix
+        passes if it passes any rule. The rule with ``r = depth`` reaches
+        lighter prefixes; the ones with smaller ``r`` (a higher threshold)
+        tolerate tables spoilt by collisions with other heavy prefixes."""
         d = self.depth
-        tail = chance_tail(counters, t)
-        budget = MAX_EXPAND / 4.0
-        agree = d
-        for r in range(d // 2 + 1, d + 1):
-            if tested * 2.0 * tail[r] <= budget:
-                agree = r
+        rs = list(range(d // 2 + 1, d + 1))
+        share = budget / len(rs)
+        mags = None
+        out = []
+        for r in rs:
+            if tested * 2.0 * chance_tail(counters, t)[r] <= share:
+                out.append((t, r))
+                continue
+            if mags is None:
+                mags = np.unique(np.abs(counters[np.abs(counters) > t]))
+            lo, hi = 0, len(mags)
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if tested * 2.0 * chance_tail(counters, float(mags[mid]))[r] <= share:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            out.append((float(mags[lo]) if lo < len(mags) else math.inf, r))
+        return out
+
+    @staticmethod
+    def _passes(est: np.ndarray, rules) -> tuple[np.ndarray, np.ndarray]:
+        """(mask, median of the passing rows) of (n, d) estimates under a union of rules."""
+        mask = np.zeros(len(est), dtype=bool)
+        for x, r in rules:
+            if math.isfinite(x):
+                mask |= ((est >= x).sum(axis=1) >= r) | ((est <= -x).sum(axis=1) >= r)
+        return mask, np.median(est[mask], axis=1) if mask.any() else np.zeros(0)
+
+    def _level_select(self, counters: np.ndarray, words: np.ndarray, t: float):
+        """Indices of the passing prefixes, their |median| estimates, and the expansion threshold.
+
+        1. Peel: prefixes passing a strict rule (expected chance passes at
+           most ``PEEL_BUDGET``) are accepted one at a time, heaviest first,
+           each re-checked on the counters left by the ones before, and their
+           median estimates subtracted from a copy of the level's counters —
+           the skimming idea applied to the level, so heavy prefixes that
+           collided with heavier ones, and the threshold raised by their
+           buckets, come clear; up to ``PEEL_ROUNDS`` rounds.
+        2. Expand: on the peeled counters the remaining prefixes pass the
+           subcritical rule (expected chance passes at most
+           ``max(LEVEL_BUDGET_MIN, tested * CHANCE_RATE)``: on average at most
+           half a false child per expanded prefix)."""
+        n = len(words)
+        c = counters.copy()
+        bucket, sign = self._cells_of_words(words)
+        rows = np.arange(self.depth)[None, :]
+        rem = np.arange(n)
+        found, mags = [], []
+        for _ in range(PEEL_ROUNDS):
+            rules = self._rules(c, t, n, PEEL_BUDGET)
+            if not len(rem):
                 break
-        mask, med = agree_mask(est, t, agree)
-        return mask, np.abs(med)
+            mask, med = self._passes(c[rows, bucket[rem]] * sign[rem], rules)
+            if not mask.any():
+                break
+            # greedy, heaviest first, each re-estimated on what the ones before left: a prefix that
+            # only looked strong through a heavier one's buckets fails once that one is peeled
+            peeled = []
+            for i in rem[mask][np.argsort(-np.abs(med), kind="stable")].tolist():
+                e = c[np.arange(self.depth), bucket[i]] * sign[i]
+                ok, m = self._passes(e[None, :], rules)
+                if ok[0]:
+                    c[np.arange(self.depth), bucket[i]] -= m[0] * sign[i]
+                    peeled.append(i)
+                    mags.append(np.abs(m))
+            if not peeled:
+                break
+            found.append(np.array(peeled, dtype=np.intp))
+            rem = np.setdiff1d(rem, found[-1], assume_unique=True)
+        rules = self._rules(c, t, n, max(LEVEL_BUDGET_MIN, n * CHANCE_RATE))
+        tl = min(x for x, _ in rules)
+        if len(rem):
+            mask, med = self._passes(c[rows, bucket[rem]] * sign[rem], rules)
+            found.append(rem[mask])
+            mags.append(np.abs(med))
+        if not found:
+            return np.zeros(0, dtype=np.intp), np.zeros(0), tl
+        idx, mag = np.concatenate(found), np.concatenate(mags)
+        order = np.argsort(idx)
+        return idx[order], mag[order], tl
 
     def search(self, counters: np.ndarray, t: float, max_expand: int = MAX_EXPAND):
         """Candidate keys whose prefixes pass at every level -> (int64 keys, stats dict).
@@ -219,24 +338,25 @@ class PrefixHierarchy:
         and passing per level, whether the expansion cap cut, keys returned."""
         prefixes = np.arange(1 << TOP_BITS, dtype=np.uint64)
         words = self._top_words()
-        tested, passed, capped = [], [], False
+        tested, passed, thresholds, capped = [], [], [], False
         for lvl in range(LEVELS):
-            est = self._estimates(counters[lvl], words)
-            mask, mag = self._level_pass(counters[lvl], est, t, len(prefixes))
+            keep, mag, tl = self._level_select(counters[lvl], words, t)
+            thresholds.append(tl)
             tested.append(len(prefixes))
-            keep = np.flatnonzero(mask)
             passed.append(len(keep))
-            if len(keep) > max_expand:
+            cap = max_expand if lvl + 1 < LEVELS else max(1, max_expand // MAX_BOTTOM_DIVISOR)
+            if len(keep) > cap:
                 capped = True
-                keep = keep[np.argsort(-mag[keep], kind="stable")[:max_expand]]
-                keep.sort()
+                keep = np.sort(keep[np.argsort(-mag, kind="stable")[:cap]])
             prefixes, words = prefixes[keep], words[keep]
-            children = np.arange(256, dtype=np.uint64)
-            prefixes = ((prefixes[:, None] << np.uint64(8)) | children[None, :]).ravel()
+            step = FANOUT_BITS if lvl + 1 < LEVELS else BOTTOM_BITS
+            children = np.arange(1 << step, dtype=np.uint64)
+            prefixes = ((prefixes[:, None] << np.uint64(step)) | children[None, :]).ravel()
             if lvl + 1 < LEVELS:
-                words = (words[:, None, :] ^ self.tables[lvl + 2][None, :, :]).reshape(-1, self.depth)
+                words = (words[:, None, :] ^ self.tables[lvl + 1][None, :, :]).reshape(-1, self.depth)
         keys = self.keys(prefixes)
-        return keys, {"tested": tested, "passed": passed, "capped": capped, "candidates": len(keys)}
+        return keys, {"tested": tested, "passed": passed, "thresholds": thresholds, "capped": capped,
+                      "candidates": len(keys)}
 
 
 @lru_cache(maxsize=64)

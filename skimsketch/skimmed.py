@@ -62,9 +62,9 @@ MAX_ROUNDS = 4
 IMPOSTOR_BUDGET = 0.25
 _DOMAIN_CHUNK = 1 << 16
 # unbounded keys: prefix hierarchy shape (see skimsketch.hierarchy and docs/unbounded.md)
-DEFAULT_HIER_DEPTH = 3
+DEFAULT_HIER_DEPTH = 4
 HIER_WIDTH_DIVISOR = 8  # default hierarchy width: the power of two <= width / HIER_WIDTH_DIVISOR
-HIER_BYTES_SHARE = 0.3  # for_bytes: share of the budget given to the hierarchy
+HIER_BYTES_SHARE = 0.4  # for_bytes: share of the budget given to the hierarchy (docs/unbounded.md)
 
 
 def default_hier_width(width: int) -> int:

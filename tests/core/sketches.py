@@ -10,6 +10,8 @@ FACTORIES = {
     "agms": lambda width=16, depth=3, seed=5, **kw: ss.AGMSSketch(width, depth, seed, **kw),
     "hash": lambda width=64, depth=5, seed=5, **kw: ss.HashSketch(width, depth, seed, **kw),
     "skimmed": lambda width=64, depth=5, seed=5, **kw: ss.SkimmedSketch(width, depth, seed, domain=DOMAIN, **kw),
+    # unbounded keys: main counters plus the prefix hierarchy (skimsketch.hierarchy)
+    "skimmed_unbounded": lambda width=64, depth=5, seed=5, **kw: ss.SkimmedSketch(width, depth, seed, **kw),
 }
 KINDS = sorted(FACTORIES)
 

@@ -1,0 +1,156 @@
+"""Update rates for string keys and for unbounded-key skimmed sketches, beside the
+bounded-domain ones, measured in the same run (absolute numbers vary between
+machines and with load; compare the ratios), plus the query time of the
+unbounded skimmed sketch and, with ``--accuracy``, its error at equal memory.
+
+    ./dev py benchmarks/bench_keys.py [--n 2000000] [--repeat 3] [--bytes 65536] [--accuracy --acc-n 300000 --reps 5]
+
+Rates (keys/s, best of ``--repeat``, sketches from ``for_bytes(--bytes)``):
+* int64 keys, Zipf 1.0 over [0, 2**18): HashSketch, bounded SkimmedSketch
+  (domain 2**18), unbounded SkimmedSketch; ratio unbounded / bounded;
+* 64-bit ids (random int64, Zipf 1.0 over 2**20 of them): HashSketch, unbounded;
+* str keys (``"user-<id>"``) as a list, a pyarrow array and a pandas Series:
+  canonicalisation alone, HashSketch and unbounded SkimmedSketch updates.
+Query: SKIMDENSE + join estimate of two unbounded sketches (best of
+``--repeat``) on Zipf 0.5-2.0, heavy keys + uniform, uniform, ids and strings.
+Accuracy: mean SPEC §6 error of hash, bounded and unbounded skimmed sketches
+of equal memory over ``benchmarks/workloads.py`` at 16 KB and 64 KB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+import skimsketch as ss  # noqa: E402
+from workloads import paper_error, workloads, zipf_stream  # noqa: E402
+
+DOMAIN = 1 << 18
+
+
+def best_time(fn, repeat):
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def rate(make, keys, repeat):
+    return len(keys) / best_time(lambda: make().update(keys), repeat)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--n", type=int, default=2_000_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--bytes", type=int, default=65536)
+    ap.add_argument("--accuracy", action="store_true")
+    ap.add_argument("--acc-n", type=int, default=300_000)
+    ap.add_argument("--reps", type=int, default=5)
+    a = ap.parse_args(argv)
+    rng = np.random.default_rng(1)
+    nb = a.bytes
+    print(f"# bench_keys n={a.n} repeat={a.repeat} bytes={nb}")
+    hash_ = lambda: ss.HashSketch.for_bytes(nb, seed=3)  # noqa: E731
+    bounded = lambda: ss.SkimmedSketch.for_bytes(nb, seed=3, domain=DOMAIN)  # noqa: E731
+    unb = lambda: ss.SkimmedSketch.for_bytes(nb, seed=3)  # noqa: E731
+    u = unb()
+    print(f"# unbounded shape: width={u.width} depth={u.depth} hier={u.hier_depth}x{u.hier_width} "
+          f"x6 levels, nbytes={u.nbytes}; bounded/hash width={bounded().width} depth={bounded().depth}")
+
+    ints = zipf_stream(rng, DOMAIN, 1.0, a.n)
+    r_hash, r_bounded, r_unb = (rate(m, ints, a.repeat) for m in (hash_, bounded, unb))
+    print(f"int64 keys   hash {r_hash:,.0f}/s  bounded skimmed {r_bounded:,.0f}/s  unbounded skimmed {r_unb:,.0f}/s"
+          f"  ratio unbounded/bounded {r_unb / r_bounded:.2f}")
+
+    id_pool = rng.integers(-(2**63), 2**63 - 1, 1 << 20, dtype=np.int64)
+    ids = id_pool[zipf_stream(rng, 1 << 20, 1.0, a.n)]
+    r_hash_id, r_unb_id = (rate(m, ids, a.repeat) for m in (hash_, unb))
+    print(f"64-bit ids   hash {r_hash_id:,.0f}/s  unbounded skimmed {r_unb_id:,.0f}/s"
+          f"  ratio unbounded/bounded(int) {r_unb_id / r_bounded:.2f}")
+
+    ns = min(a.n, 500_000)
+    strs_list = [f"user-{i}" for i in ids[:ns].tolist()]
+    containers = {"list": strs_list}
+    try:
+        import pyarrow as pa
+
+        containers["pyarrow"] = pa.array(strs_list)
+    except ImportError:
+        pass
+    try:
+        import pandas as pd
+
+        containers["pandas"] = pd.Series(strs_list)
+    except ImportError:
+        pass
+    for name, c in containers.items():
+        r_can = ns / best_time(lambda: ss.canonicalize(c), a.repeat)
+        r_h = rate(hash_, c, a.repeat)
+        r_u = rate(unb, c, a.repeat)
+        print(f"str keys ({name:7s}) canonicalize {r_can:,.0f}/s  hash {r_h:,.0f}/s  unbounded skimmed {r_u:,.0f}/s"
+              f"  ratio unbounded/bounded(int) {r_u / r_bounded:.2f}")
+
+    # query time: skim both sides and estimate (cache cleared each time)
+    qrng = np.random.default_rng(7)
+    qn = min(a.n, 1_000_000)
+    cases = {}
+    for z in (0.5, 1.0, 1.5, 2.0):
+        cases[f"zipf{z}"] = (zipf_stream(qrng, DOMAIN, z, qn), zipf_stream(qrng, DOMAIN, z, qn, 50))
+    hk = qrng.choice(DOMAIN, 20, replace=False)
+    heavy = lambda: np.concatenate([qrng.choice(hk, qn // 2), qrng.integers(0, DOMAIN, qn - qn // 2)])  # noqa: E731
+    cases["heavy20+uniform"] = (heavy(), heavy())
+    cases["uniform"] = (qrng.integers(0, DOMAIN, qn), qrng.integers(0, DOMAIN, qn))
+    cases["ids"] = (id_pool[zipf_stream(qrng, 1 << 20, 1.1, qn)], id_pool[zipf_stream(qrng, 1 << 20, 1.1, qn)])
+    cases["strings"] = (containers.get("pyarrow", strs_list), containers.get("pyarrow", strs_list))
+    worst = 0.0
+    for name, (f, g) in cases.items():
+        sf, sg = unb().update(f), unb().update(g)
+
+        def query():
+            sf._cache.clear()
+            sg._cache.clear()
+            return sf.join_size(sg)
+
+        t = best_time(query, a.repeat)
+        worst = max(worst, t)
+        e = query()
+        print(f"query {name:16s} {t * 1000:7.1f} ms  dense f/g {e.detail['dense_f']}/{e.detail['dense_g']}")
+    print(f"query worst {worst * 1000:.1f} ms at {nb} bytes")
+
+    if a.accuracy:
+        errs = {}
+        for rep in range(a.reps):
+            for name, m, f, g in workloads(a.acc_n, seed=rep):
+                exact = ss.exact_join_size(f, g)
+                for size in (16384, 65536):
+                    for meth, mk in (("hash", lambda: ss.HashSketch.for_bytes(size, seed=rep)),
+                                     ("bounded", lambda: ss.SkimmedSketch.for_bytes(size, seed=rep, domain=m)),
+                                     ("unbounded", lambda: ss.SkimmedSketch.for_bytes(size, seed=rep))):
+                        s = mk()
+                        est = s.copy().update(f).join_size(s.copy().update(g)).value
+                        errs.setdefault((size, name, meth), []).append(paper_error(exact, est))
+            print(f"# accuracy rep {rep + 1}/{a.reps}", file=sys.stderr)
+        for size in (16384, 65536):
+            print(f"accuracy at {size} bytes (mean SPEC error over {a.reps} reps, n={a.acc_n})")
+            names = sorted({k[1] for k in errs})
+            for name in names + ["MEAN"]:
+                row = []
+                for meth in ("hash", "bounded", "unbounded"):
+                    if name == "MEAN":
+                        v = np.mean([np.mean(errs[(size, nm, meth)]) for nm in names])
+                    else:
+                        v = np.mean(errs[(size, name, meth)])
+                    row.append(f"{meth} {v:.4f}")
+                print(f"  {name:26s} " + "  ".join(row))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,317 @@
+"""Multi-way joins: the chain join ``F(a) ⋈ S(a, b) ⋈ G(b)`` from three sketches.
+
+The extension of AGMS sketches to join graphs (Dobra, Garofalakis, Gehrke,
+Rastogi, SIGMOD 2002) gives every join attribute its own independent family
+of ±1 variables and sketches a relation with two join attributes by the
+product of its attributes' variables. :class:`PairSketch` is the hash-sketch
+(Fast-AGMS) form of that idea: table ``p`` has ``width_a x width_b`` counters::
+
+    S[p][h_p^a(a)][h_p^b(b)] += w * xi_p^a(a) * xi_p^b(b)
+
+where ``(h^a, xi^a)`` is the hash family of ``seed_a`` — the *same* one the
+hash sketch of ``F`` on ``a`` uses — and ``(h^b, xi^b)`` that of ``seed_b``
+(the one of ``G``'s sketch on ``b``). A sketch is bound to its attribute by
+its seed: ``seed_a != seed_b`` is required, so the two families are
+independent.
+
+Estimator (:func:`chain_join_size`): per table
+``Y_p = sum_{i,j} F[p][i] * S[p][i][j] * G[p][j]``; the answer is the median
+over tables. ``E[Y_p] = sum_{a,b} f(a) s(a,b) g(b)`` (the chain join size, or
+a SUM aggregate when any of the three carries weights), and conditioning on
+one family at a time (each step is a hash-sketch inner product, whose
+variance is at most ``2 F2 F2' / width``, with
+``sum_b (sum_a f(a) s(a,b))^2 <= F2(f) F2(s)`` by Cauchy-Schwarz) gives::
+
+    Var(Y_p) <= 2 F2(f) F2(s) F2(g) * (1/width_a + 1/width_b + 2/(width_a width_b))
+
+The interval is the Chebyshev-median one of :mod:`skimsketch.bounds` with the
+three self-join sizes estimated from the sketches themselves. The error is
+relative to ``sqrt(F2(f) F2(s) F2(g))``, so — as for two-way joins — small
+join sizes need wide sketches; ``S``'s counters grow as ``width_a * width_b``.
+
+``F`` and ``G`` may be hash sketches or skimmed sketches (their main
+counters are hash-sketch counters); any other kind, or a shape, depth or seed
+that does not match ``S``'s side, raises :class:`IncompatibleSketchError`
+naming the field.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import _I64, _check_int, _checked_add, f2_bound
+from .bounds import check_confidence, median_estimate
+from .errors import CounterOverflowError, IncompatibleSketchError, KeyTypeError
+from .estimate import Estimate
+from .hash_sketch import HashSketch
+from .hashing import MAX_DEPTH, MAX_WIDTH, family
+from .keys import _keys_array, _weights_array
+
+__all__ = ["PairSketch", "chain_join_size", "exact_chain_join_size"]
+
+_CHUNK = 1 << 15
+_FLOAT_EXACT = float(2**52)
+MAX_PAIR_COUNTERS = 1 << 26  # width_a * width_b * depth
+
+
+class PairSketch:
+    """Sketch of a relation ``S(a, b)`` for chain joins ``F(a) ⋈ S(a, b) ⋈ G(b)``.
+
+    >>> import skimsketch as ss
+    >>> f = ss.HashSketch(64, 5, seed=1).update([1, 1, 2])
+    >>> g = ss.HashSketch(64, 5, seed=2).update(["x", "y", "y"])
+    >>> s = ss.PairSketch.for_chain(f, g).update([1, 2, 2], ["x", "y", "z"])
+    >>> round(float(ss.chain_join_size(f, s, g)))  # f(1) g(x) + f(2) g(y) = 2*1 + 1*2
+    4
+    """
+
+    METHOD = "chain"
+
+    def __init__(self, width_a: int, width_b: int, depth: int, seed_a: int, seed_b: int, dtype: str = "int64"):
+        self._width_a = _check_int("width_a", width_a, 1, MAX_WIDTH)
+        self._width_b = _check_int("width_b", width_b, 1, MAX_WIDTH)
+        self._depth = _check_int("depth", depth, 1, MAX_DEPTH)
+        self._seed_a = _check_int("seed_a", seed_a, 0, 2**64 - 1)
+        self._seed_b = _check_int("seed_b", seed_b, 0, 2**64 - 1)
+        if self._seed_a == self._seed_b:
+            raise ValueError(
+                f"seed_a and seed_b must differ (got {seed_a} for both): each join attribute needs its own "
+                "independent hash family, and the seed is what binds a sketch to its attribute"
+            )
+        if self._width_a * self._width_b * self._depth > MAX_PAIR_COUNTERS:
+            raise ValueError(
+                f"width_a * width_b * depth = {self._width_a * self._width_b * self._depth} counters exceeds "
+                f"{MAX_PAIR_COUNTERS}"
+            )
+        if dtype not in ("int64", "float64"):
+            raise ValueError(f"dtype must be one of ('int64', 'float64'), got {dtype!r}")
+        self._dtype = dtype
+        self._counters = np.zeros((self._depth, self._width_a, self._width_b), dtype=dtype)
+        self._total = 0.0 if dtype == "float64" else 0
+        self._null = 0.0 if dtype == "float64" else 0
+
+    @classmethod
+    def for_chain(cls, f_sketch, g_sketch, dtype: str = "int64") -> "PairSketch":
+        """The pair sketch that joins with ``f_sketch`` on ``a`` and ``g_sketch`` on ``b``."""
+        for name, sk in (("f_sketch", f_sketch), ("g_sketch", g_sketch)):
+            if not isinstance(sk, HashSketch):
+                raise IncompatibleSketchError("kind", "HashSketch or SkimmedSketch", type(sk).__name__, f"chain with {name}")
+        if f_sketch.depth != g_sketch.depth:
+            raise IncompatibleSketchError("depth", f_sketch.depth, g_sketch.depth, "chain")
+        return cls(f_sketch.width, g_sketch.width, f_sketch.depth, f_sketch.seed, g_sketch.seed, dtype)
+
+    # -- description ------------------------------------------------------
+    @property
+    def params(self) -> dict:
+        return {"width_a": self._width_a, "width_b": self._width_b, "depth": self._depth,
+                "seed_a": self._seed_a, "seed_b": self._seed_b, "dtype": self._dtype}
+
+    width_a = property(lambda self: self._width_a)
+    width_b = property(lambda self: self._width_b)
+    depth = property(lambda self: self._depth)
+    seed_a = property(lambda self: self._seed_a)
+    seed_b = property(lambda self: self._seed_b)
+    dtype = property(lambda self: self._dtype)
+    total_weight = property(lambda self: self._total)
+    null_weight = property(lambda self: self._null)
+
+    @property
+    def float_counters(self) -> bool:
+        return self._dtype == "float64"
+
+    @property
+    def counters(self) -> np.ndarray:
+        v = self._counters.view()
+        v.flags.writeable = False
+        return v
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._counters.nbytes)
+
+    @property
+    def is_empty(self) -> bool:
+        return self._total == 0 and self._null == 0 and not self._counters.any()
+
+    def __repr__(self) -> str:
+        return "PairSketch(" + ", ".join(f"{k}={v!r}" for k, v in self.params.items()) + ")"
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, PairSketch) and other.params == self.params and other._total == self._total
+                and other._null == self._null and np.array_equal(other._counters, self._counters))
+
+    __hash__ = None
+
+    def copy(self) -> "PairSketch":
+        out = PairSketch(**self.params)
+        out._counters = self._counters.copy()
+        out._total, out._null = self._total, self._null
+        return out
+
+    # -- updates ------------------------------------------------------------
+    def update(self, keys_a, keys_b, weights=None) -> "PairSketch":
+        """Add rows ``(keys_a[i], keys_b[i])`` with ``weights`` (default 1; negative = delete); returns ``self``.
+
+        Rows with a null in either column never join: they are skipped and
+        their weight goes to :attr:`null_weight`."""
+        ka, null_a = _keys_array(keys_a)
+        kb, null_b = _keys_array(keys_b)
+        if len(ka) != len(kb):
+            raise KeyTypeError(f"keys_a and keys_b must have the same length, got {len(ka)} and {len(kb)}")
+        n = len(ka)
+        if weights is not None and np.ndim(weights) == 0 and not hasattr(weights, "__len__"):
+            if isinstance(weights, (bool, np.bool_)) or not isinstance(weights, (int, float, np.integer, np.floating)):
+                raise KeyTypeError(f"weights must be numeric, got {type(weights).__name__}")
+            weights = np.full(n, weights)
+        w, _ = _weights_array(weights, n, self.float_counters)
+        null = None
+        if null_a is not None or null_b is not None:
+            null = np.zeros(n, dtype=bool)
+            if null_a is not None:
+                null |= null_a
+            if null_b is not None:
+                null |= null_b
+        null_weight = 0
+        if null is not None and null.any():
+            null_weight = int(null.sum()) if w is None else w[null].sum().item()
+            keep = ~null
+            ka, kb = ka[keep], kb[keep]
+            w = None if w is None else w[keep]
+        ka = np.ascontiguousarray(ka, dtype=np.int64)
+        kb = np.ascontiguousarray(kb, dtype=np.int64)
+        if w is None:
+            total = len(ka)
+        elif self.float_counters:
+            total = float(w.sum())
+        else:
+            if float(np.abs(w).sum(dtype=np.float64)) >= _I64.max:
+                raise CounterOverflowError("the batch's weights sum beyond int64; the sketch is unchanged")
+            total = int(w.sum())
+        delta = self._delta(ka, kb, w)
+        self._apply(delta, total, null_weight, "update")
+        return self
+
+    def _delta(self, ka, kb, w) -> np.ndarray:
+        d, wa, wb = self._depth, self._width_a, self._width_b
+        size = d * wa * wb
+        exact_float = w is None or self.float_counters or float(np.abs(w).sum(dtype=np.float64)) < _FLOAT_EXACT
+        acc = np.zeros(2 * size, dtype=np.int64 if (w is None or not exact_float) else np.float64)
+        offsets = (np.arange(d, dtype=np.int64) * (wa * wb))[:, None]
+        for s in range(0, len(ka), _CHUNK):
+            ba, sa = family(self._seed_a).buckets_signs(ka[s : s + _CHUNK], wa, d)
+            bb, sb = family(self._seed_b).buckets_signs(kb[s : s + _CHUNK], wb, d)
+            cells = 2 * (offsets + ba * wb + bb) + ((sa * sb) < 0)
+            cells = cells.ravel()
+            if w is None:
+                acc += np.bincount(cells, minlength=2 * size)
+            elif exact_float:
+                acc += np.bincount(cells, weights=np.tile(w[s : s + _CHUNK], d), minlength=2 * size)
+            else:
+                np.add.at(acc, cells, np.tile(w[s : s + _CHUNK], d))
+        delta = (acc[0::2] - acc[1::2]).reshape(d, wa, wb)
+        if not self.float_counters and delta.dtype != np.int64:
+            delta = np.rint(delta).astype(np.int64)
+        return delta
+
+    def _apply(self, delta, total, null, what) -> None:
+        if self.float_counters:
+            new = self._counters + delta
+            new_total, new_null = float(self._total + total), float(self._null + null)
+        else:
+            new = _checked_add(self._counters, delta.astype(np.int64, copy=False), what)
+            new_total, new_null = int(self._total) + int(total), int(self._null) + int(null)
+            if not (_I64.min <= new_total <= _I64.max and _I64.min <= new_null <= _I64.max):
+                raise CounterOverflowError(f"{what} would overflow the int64 total weight; the sketch is unchanged")
+        self._counters, self._total, self._null = new, new_total, new_null
+
+    def check_compatible(self, other, operation: str = "combine") -> None:
+        if not isinstance(other, PairSketch):
+            raise IncompatibleSketchError("kind", "PairSketch", type(other).__name__, operation)
+        for field, mine in self.params.items():
+            if other.params[field] != mine:
+                raise IncompatibleSketchError(field, mine, other.params[field], operation)
+
+    def merge(self, other) -> "PairSketch":
+        """Add ``other``'s counters (the sketch of the union of the rows); returns ``self``."""
+        self.check_compatible(other, "merge")
+        self._apply(other._counters, other._total, other._null, "merge")
+        return self
+
+    def subtract(self, other) -> "PairSketch":
+        self.check_compatible(other, "subtract")
+        if not self.float_counters and (other._counters == _I64.min).any():
+            raise CounterOverflowError("subtract would overflow the int64 counters; the sketch is unchanged")
+        self._apply(-other._counters, -other._total, -other._null, "subtract")
+        return self
+
+    def _self_tables(self) -> np.ndarray:
+        """Per-table unbiased estimates of ``F2(s) = sum_{a,b} s(a,b)^2``."""
+        c = self._counters.astype(np.float64)
+        return np.einsum("pij,pij->p", c, c)
+
+
+def _check_side(sk, s: PairSketch, side: str) -> None:
+    name = "f_sketch" if side == "a" else "g_sketch"
+    if not isinstance(sk, HashSketch):
+        raise IncompatibleSketchError("kind", "HashSketch or SkimmedSketch", type(sk).__name__, f"chain-join ({name})")
+    want_w = s.width_a if side == "a" else s.width_b
+    want_seed = s.seed_a if side == "a" else s.seed_b
+    if sk.depth != s.depth:
+        raise IncompatibleSketchError("depth", s.depth, sk.depth, f"chain-join ({name})")
+    if sk.seed != want_seed:
+        other = s.seed_b if side == "a" else s.seed_a
+        hint = ", which has the other attribute's family: f and g swapped?" if sk.seed == other else ""
+        raise IncompatibleSketchError(f"seed_{side}", want_seed, sk.seed, f"chain-join ({name}{hint})")
+    if sk.width != want_w:
+        raise IncompatibleSketchError(f"width_{side}", want_w, sk.width, f"chain-join ({name})")
+
+
+def chain_join_size(f_sketch, s_sketch: PairSketch, g_sketch, confidence: float = 0.95) -> Estimate:
+    """Estimated ``sum_{a,b} f(a) s(a,b) g(b)``: the size of ``F(a) ⋈ S(a, b) ⋈ G(b)``.
+
+    ``f_sketch`` must use ``s_sketch``'s a-side family and width, ``g_sketch``
+    its b-side ones (see :meth:`PairSketch.for_chain`); otherwise
+    :class:`IncompatibleSketchError` names the field. Weighted sketches give
+    SUM aggregates. See the module docstring for the estimator and its variance.
+    """
+    conf = check_confidence(confidence)
+    if not isinstance(s_sketch, PairSketch):
+        raise IncompatibleSketchError("kind", "PairSketch", type(s_sketch).__name__, "chain-join (s_sketch)")
+    _check_side(f_sketch, s_sketch, "a")
+    _check_side(g_sketch, s_sketch, "b")
+    fc = f_sketch.counters.astype(np.float64)
+    gc = g_sketch.counters.astype(np.float64)
+    sc = s_sketch.counters.astype(np.float64)
+    rows = np.einsum("pi,pij,pj->p", fc, sc, gc)
+    wa, wb = s_sketch.width_a, s_sketch.width_b
+    f2f = f2_bound(np.einsum("pi,pi->p", fc, fc))
+    f2g = f2_bound(np.einsum("pj,pj->p", gc, gc))
+    f2s = f2_bound(s_sketch._self_tables())
+    var = 2.0 * f2f * f2s * f2g * (1.0 / wa + 1.0 / wb + 2.0 / (wa * wb))
+    return median_estimate(rows, var, conf, PairSketch.METHOD, f2_f=f2f, f2_s=f2s, f2_g=f2g)
+
+
+def exact_chain_join_size(keys_f, pairs_a, pairs_b, keys_g, weights_f=None, weights_s=None, weights_g=None):
+    """Exact ``sum_{a,b} f(a) s(a,b) g(b)`` in memory (nulls never join).
+
+    >>> exact_chain_join_size([1, 1, 2], [1, 2, 2], ["x", "y", "z"], ["x", "y", "y"])
+    4
+    """
+    from .exact import exact_frequencies
+
+    kf, ff = exact_frequencies(keys_f, weights_f)
+    kg, fg = exact_frequencies(keys_g, weights_g)
+    fa = dict(zip(kf.tolist(), ff.tolist()))
+    gb = dict(zip(kg.tolist(), fg.tolist()))
+    ka, null_a = _keys_array(pairs_a)
+    kb, null_b = _keys_array(pairs_b)
+    if len(ka) != len(kb):
+        raise KeyTypeError(f"pairs_a and pairs_b must have the same length, got {len(ka)} and {len(kb)}")
+    w, _ = _weights_array(weights_s, len(ka), True)
+    total = 0
+    for i, (a, b) in enumerate(zip(ka.tolist(), kb.tolist())):
+        if (null_a is not None and null_a[i]) or (null_b is not None and null_b[i]):
+            continue
+        x = 1 if w is None else w[i].item()
+        total += x * fa.get(a, 0) * gb.get(b, 0)
+    return total
