@@ -47,12 +47,13 @@ SAMPLE_FIELDS = (
     "estimate", "error", "seconds",
 )
 
-# Single-core cost model (seconds), measured on the development machine; used only
-# to weight the progress bar and print a time estimate.
-_COST_AGMS = 1.1e-8  # per distinct key x counter of the largest shape
-_COST_HASH = 2.5e-8  # per distinct key x depth
-_COST_SKIM = 4.7e-8  # per domain value x depth (SKIMDENSE scan)
-_COST_CM = (1.6e-7, 7.5e-9)  # per distinct key, + per distinct key x depth
+# Single-core cost model (CPU seconds), fitted to the per-task CPU times of a full run
+# (experiments/results/full/run.json); used only to weight the progress bar and to
+# print a time estimate.
+_COST_AGMS = 3.3e-9  # per distinct key x counter of the largest shape
+_COST_HASH = 9.0e-9  # per distinct key x depth
+_COST_SKIM = 1.0e-8  # per domain value x depth (SKIMDENSE scan)
+_COST_CM = (1.1e-7, 5.3e-9)  # per distinct key, + per distinct key x depth
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,14 @@ def agms_subsketch(big, width: int, depth: int):
     return small
 
 
+def _default_depth() -> int:
+    try:
+        from skimsketch.sizing import DEFAULT_DEPTH
+    except ImportError:  # pragma: no cover - older cores
+        return 5
+    return int(DEFAULT_DEPTH)
+
+
 def _distinct(freq: np.ndarray) -> int:
     return int(np.count_nonzero(freq))
 
@@ -105,7 +114,8 @@ def plan(config: Config) -> list[Task]:
             elif method == "skimmed":
                 cost = sum(_COST_HASH * distinct * d + _COST_SKIM * streams * d0.domain * d for _, d in shapes)
             elif method == "skimmed_default":
-                cost = len(levels) * (_COST_HASH * distinct * 5 + _COST_SKIM * streams * d0.domain * 5)
+                dd = _default_depth()
+                cost = len(levels) * (_COST_HASH * distinct * dd + _COST_SKIM * streams * d0.domain * dd)
             elif method == "countmin":
                 cost = sum(distinct * (_COST_CM[0] + _COST_CM[1] * d) for _, d in shapes)
             else:
