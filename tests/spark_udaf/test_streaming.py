@@ -237,3 +237,22 @@ def test_crash_before_and_after_commit_is_exactly_once(spark, tmp_path):
     for keys, _, w in data:
         one_shot.update(keys, weights=w)
     assert h.sketch().to_bytes() == one_shot.to_bytes()
+
+
+def test_windowed_handler_with_double_timestamps_matches_in_memory(spark, tmp_path):
+    from spark_udaf.streaming import StreamingSketch
+
+    tmpl = ss.HashSketch(width=64, depth=3, seed=9)
+    kw = dict(window=1.5, slide=0.5, allowed_lateness=0.25)
+    batches = [
+        pd.DataFrame({"k": ["a", "b", None, "c"], "ts": [0.1, 0.6, 0.7, -0.2], "w": [1, 2, 3, -1]}),
+        pd.DataFrame({"k": ["a", "d", "e"], "ts": [1.9, 0.4, 1.7], "w": [5, 1, 1]}),  # 0.4 < 0.7 - 0.25: late
+    ]
+    h = StreamingSketch(tmpl, "k", tmp_path / "s", weight="w", timestamp="ts", **kw)
+    ref = WindowedSketch(tmpl, **kw)
+    for i, b in enumerate(batches):
+        h(spark.createDataFrame(b, "k STRING, ts DOUBLE, w BIGINT"), i)
+        ref.update(b["k"].tolist(), b["ts"].to_numpy(), b["w"].to_numpy())
+    assert (h.state.late_count, h.state.late_weight) == (1, 1)
+    assert h.state.to_bytes() == ref.to_bytes()
+    assert h.sketch() == tmpl.empty_like().update(["b", None, "a", "e"], weights=[2, 3, 5, 1])
