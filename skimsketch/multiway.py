@@ -301,17 +301,28 @@ def exact_chain_join_size(keys_f, pairs_a, pairs_b, keys_g, weights_f=None, weig
 
     kf, ff = exact_frequencies(keys_f, weights_f)
     kg, fg = exact_frequencies(keys_g, weights_g)
-    fa = dict(zip(kf.tolist(), ff.tolist()))
-    gb = dict(zip(kg.tolist(), fg.tolist()))
     ka, null_a = _keys_array(pairs_a)
     kb, null_b = _keys_array(pairs_b)
     if len(ka) != len(kb):
         raise KeyTypeError(f"pairs_a and pairs_b must have the same length, got {len(ka)} and {len(kb)}")
     w, _ = _weights_array(weights_s, len(ka), True)
-    total = 0
-    for i, (a, b) in enumerate(zip(ka.tolist(), kb.tolist())):
-        if (null_a is not None and null_a[i]) or (null_b is not None and null_b[i]):
-            continue
-        x = 1 if w is None else w[i].item()
-        total += x * fa.get(a, 0) * gb.get(b, 0)
-    return total
+    keep = np.ones(len(ka), dtype=bool)
+    for null in (null_a, null_b):
+        if null is not None:
+            keep &= ~null
+    ka, kb = ka[keep], kb[keep]
+    w = None if w is None else w[keep]
+
+    def lookup(keys, uniq, freq):
+        pos = np.minimum(np.searchsorted(uniq, keys), max(len(uniq) - 1, 0))
+        hit = (uniq[pos] == keys) if len(uniq) else np.zeros(len(keys), dtype=bool)
+        out = np.zeros(len(keys), dtype=freq.dtype)
+        out[hit] = freq[pos[hit]]
+        return out
+
+    fa, gb = lookup(ka, kf, ff), lookup(kb, kg, fg)
+    if w is not None and w.dtype.kind == "f" or fa.dtype.kind == "f" or gb.dtype.kind == "f":
+        ws = np.ones(len(ka)) if w is None else w.astype(np.float64)
+        return float(np.sum(ws * fa.astype(np.float64) * gb.astype(np.float64)))
+    ws = [1] * len(ka) if w is None else w.tolist()  # Python ints: exact whatever the sizes
+    return sum(int(x) * int(y) * int(z) for x, y, z in zip(ws, fa.tolist(), gb.tolist()))
