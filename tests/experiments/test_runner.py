@@ -85,7 +85,7 @@ def test_run_task_samples(method):
     assert len(samples) == 2 * n_shapes  # two shifts
     for s in samples:
         assert s["error"] == paper_error(s["join_size"], s["estimate"])
-        assert s["seconds"] >= 0 and s["nbytes"] == 8 * s["counters"]
+        assert s["seconds"] >= 0 and s["nbytes"] >= 8 * s["counters"]
         if method != "skimmed_default":
             assert s["counters"] == s["width"] * s["depth"]
             assert f"{s['width']}x{s['depth']}" in levels[s["level"]].label
