@@ -16,6 +16,8 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from data.census import SYNTHETIC_NOTE
+
 from .report import RESULT_FIELDS, plot_figure, read_results, write_report
 from .runner import SAMPLE_FIELDS, aggregate, fmt_num, run_all
 from .workloads import FIGURES, FULL, METHODS, QUICK
@@ -105,6 +107,7 @@ def main(argv=None) -> int:
         "timing": info,
         "started_utc": started,
         "code": code,
+        "synthetic_data": SYNTHETIC_NOTE if "census" in config.figures else None,
         "machine": {"python": platform.python_version(), "platform": platform.platform(),
                     "cpus": __import__("os").cpu_count()},
     }

@@ -37,12 +37,12 @@ import numpy as np
 
 from . import countmin
 from .metrics import memory_levels, paper_error
-from .workloads import FIGURES, SKETCH_SEED, Config, FigureData, figure_data, sparse
+from .workloads import SKETCH_SEED, Config, FigureData, figure_data, sparse
 
 __all__ = ["Task", "plan", "run_task", "run_all", "agms_subsketch", "SAMPLE_FIELDS"]
 
 SAMPLE_FIELDS = (
-    "figure", "workload", "z", "shift", "n", "domain", "join_size", "rep", "method",
+    "figure", "workload", "dataset", "z", "shift", "n", "domain", "join_size", "rep", "method",
     "level", "level_counters", "shape", "width", "depth", "counters", "nbytes",
     "estimate", "error", "seconds",
 )
@@ -126,7 +126,9 @@ def plan(config: Config) -> list[Task]:
 
 def _sample(data: FigureData, wl, rep, method, li, lv, shape, counters, nbytes, estimate, seconds):
     return {
-        "figure": data.figure, "workload": wl.name, "z": data.z, "shift": wl.shift,
+        "figure": data.figure, "workload": wl.name,
+        "dataset": "census-style SYNTHETIC" if data.synthetic_note else "zipf",
+        "z": data.z, "shift": wl.shift,
         "n": data.n_f, "domain": data.domain, "join_size": wl.join_size, "rep": rep,
         "method": method, "level": li, "level_counters": lv.counters, "shape": shape,
         "width": int(shape.split("x")[0]), "depth": int(shape.split("x")[1]),
@@ -299,11 +301,10 @@ def aggregate(samples: list[dict]) -> list[dict]:
         errs = np.array([s["error"] for s in ss_], dtype=np.float64)
         shapes = list(dict.fromkeys(s["shape"] for s in ss_))
         first = ss_[0]
-        kind = FIGURES[fig][1]
         rows.append({
             "figure": fig,
             "workload": wl,
-            "dataset": "census-style SYNTHETIC" if kind == "census" else "zipf",
+            "dataset": first["dataset"],
             "z": first["z"] if first["z"] is not None else "",
             "shift": first["shift"] if first["shift"] is not None else "",
             "n": first["n"],

@@ -116,7 +116,7 @@ class FigureData:
 
 def workload_name(figure: str, shift: int | None) -> str:
     if FIGURES[figure][1] == "census":
-        return "census_wage_x_overtime"
+        return "census_SYNTHETIC_wage_x_overtime"
     return f"zipf{FIGURES[figure][2]}_shift{shift}"
 
 
