@@ -15,7 +15,7 @@ import skimsketch as ss
 
 from ._common import check_key_field, check_weight_field, field_of, merge_blobs, require_sketch
 
-__all__ = ["sketch_column", "sketch_partials", "sketch_by", "merge_sketch_column", "PartialAccumulator"]
+__all__ = ["sketch_column", "sketch_pair", "sketch_partials", "sketch_by", "merge_sketch_column", "PartialAccumulator"]
 
 #: Rows buffered per core ``update`` call inside a worker (amortises per-call cost).
 CHUNK_ROWS = 1 << 18
@@ -242,3 +242,46 @@ def sketch_by(df, column: str, sketch, by, weight: str | None = None, *, chunk_r
     if not by:
         raise ValueError("sketch_by needs at least one group column")
     return merge_sketch_column(sketch_partials(df, column, sketch, weight, by, chunk_rows=chunk_rows), _SKETCH_COL, by)
+
+
+def sketch_pair(left, lcol: str, right, rcol: str, template, lweight: str | None = None,
+                rweight: str | None = None, *, chunk_rows: int = CHUNK_ROWS):
+    """Sketches ``(a, b)`` of ``left[lcol]`` and ``right[rcol]``, both from ``template.empty_like()``.
+
+    One Spark job over the union of the two key columns (tagged by side), so
+    both tables are scanned in a single stage; only partial sketches reach the
+    driver. Each result is byte-identical to :func:`sketch_column` of its side
+    (integer weights): integer keys are widened to bigint and string keys read
+    as their UTF-8 bytes, which the core hashes identically.
+    """
+    from pyspark.sql import functions as F
+
+    from ._common import key_family
+
+    require_sketch(template, "template")
+    lf, rf = check_key_field(left, lcol), check_key_field(right, rcol)
+    fam = key_family(lf.dataType.simpleString())
+    if fam != key_family(rf.dataType.simpleString()):
+        raise ValueError(f"key columns {lcol!r} and {rcol!r} have incompatible types "
+                         f"{lf.dataType.simpleString()} and {rf.dataType.simpleString()}")
+    key_type = "binary" if fam == "bytes" else "bigint"
+    floats = any(check_weight_field(df, w).dataType.simpleString() in ("float", "double")
+                 for df, w in ((left, lweight), (right, rweight)) if w is not None)
+    weighted = lweight is not None or rweight is not None
+    wtype = "double" if floats else "bigint"
+
+    def side(df, col, w, tag):
+        cols = [F.col(col).cast(key_type).alias("__k")]
+        if weighted:
+            cols.append((F.col(w) if w is not None else F.lit(1)).cast(wtype).alias("__w"))
+        cols.append(F.lit(tag).alias("__side"))
+        return df.select(*cols)
+
+    both = side(left, lcol, lweight, 0).unionByName(side(right, rcol, rweight, 1))
+    parts = sketch_partials(both, "__k", template, "__w" if weighted else None, by="__side",
+                            chunk_rows=chunk_rows).collect()
+    out = []
+    for tag in (0, 1):
+        sk = merge_blobs([r["sketch"] for r in parts if r["__side"] == tag], "partial sketch")
+        out.append(template.empty_like() if sk is None else template.empty_like().merge(sk))
+    return tuple(out)

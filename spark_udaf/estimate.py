@@ -9,7 +9,7 @@ import time
 import skimsketch as ss
 
 from ._common import check_weight_field, require_sketch
-from .build import sketch_column
+from .build import sketch_column, sketch_pair
 from .exact import _check_keys, exact_join_size
 
 __all__ = ["estimate_join_size", "relative_half_width"]
@@ -36,7 +36,7 @@ def _default_sketch(left, lweight, right, rweight, width, depth, seed):
 def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweight: str | None = None,
                        rweight: str | None = None, width: int = 2048, depth: int = 7, seed: int = 0,
                        confidence: float = 0.95, tolerance: float | None = None, fallback: bool = True,
-                       merge: str = "driver") -> ss.Estimate:
+                       single_job: bool = True, merge: str = "driver") -> ss.Estimate:
     """Estimate ``|left ⋈ right|`` on ``lcol = rcol`` from two sketches built on the executors.
 
     ``sketch`` is the template (its kind, shape and seed; both sides use
@@ -49,7 +49,10 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
     ``fallback=False``. ``result.method`` names the estimator that answered
     (``"exact"`` after a fallback); ``result.detail`` records ``answered_by``
     (``"sketch"``/``"exact"``), the sketch estimate, the relative half-width,
-    the sketches' bytes and the seconds spent on each step.
+    the sketches' bytes and the seconds spent on each step. Both sketches are
+    built in one Spark job (:func:`~spark_udaf.build.sketch_pair`); with
+    ``single_job=False`` by two :func:`~spark_udaf.build.sketch_column` jobs
+    (merged per ``merge``).
     """
     if tolerance is not None and not (tolerance >= 0 and math.isfinite(tolerance)):
         raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
@@ -57,10 +60,14 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
     template = _default_sketch(left, lweight, right, rweight, width, depth, seed) if sketch is None \
         else require_sketch(sketch, "sketch")
     t0 = time.perf_counter()
-    a = sketch_column(left, lcol, template.empty_like(), lweight, merge=merge)
-    t1 = time.perf_counter()
-    b = sketch_column(right, rcol, template.empty_like(), rweight, merge=merge)
-    t2 = time.perf_counter()
+    if single_job:
+        a, b = sketch_pair(left, lcol, right, rcol, template, lweight, rweight)
+        t1 = t2 = time.perf_counter()
+    else:
+        a = sketch_column(left, lcol, template.empty_like(), lweight, merge=merge)
+        t1 = time.perf_counter()
+        b = sketch_column(right, rcol, template.empty_like(), rweight, merge=merge)
+        t2 = time.perf_counter()
     est = a.join_size(b, confidence=confidence)
     t3 = time.perf_counter()
     rhw = relative_half_width(est)
@@ -70,7 +77,7 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
         "relative_half_width": rhw,
         "tolerance": tolerance,
         "sketch_bytes": len(a.to_bytes()) + len(b.to_bytes()),
-        "seconds": {"sketch_left": t1 - t0, "sketch_right": t2 - t1, "estimate": t3 - t2},
+        "seconds": {"sketches": t2 - t0, "estimate": t3 - t2},
         **{f"sketch_{k}": v for k, v in est.detail.items()},
     }
     if tolerance is None or rhw <= tolerance or not fallback:

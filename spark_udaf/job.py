@@ -134,8 +134,7 @@ def main(argv=None) -> int:
             print(f"fallback   : interval half-width {d['relative_half_width']:.1%} > tolerance "
                   f"{args.tolerance:.1%}: answered exactly ({_fmt(est.value)})")
         secs = d["seconds"]
-        line = (f"timings    : sketch left {secs['sketch_left']:.2f} s, right {secs['sketch_right']:.2f} s, "
-                f"estimate {secs['estimate']:.3f} s")
+        line = f"timings    : both sketches {secs['sketches']:.2f} s (one Spark job), estimate {secs['estimate']:.3f} s"
         if "exact" in secs:
             line += f", exact fallback {secs['exact']:.2f} s"
         line += f"; total {t_est:.2f} s"

@@ -140,3 +140,29 @@ def test_domain_violation_surfaces_from_executors(spark):
     df = spark.createDataFrame([(1,), (900,)], "k bigint")
     with pytest.raises(Exception, match="outside the declared domain"):
         spark_udaf.sketch_column(df, "k", ss.SkimmedSketch(width=32, depth=3, seed=1, domain=500))
+
+
+def test_sketch_pair_one_job_equals_two_sketch_columns(spark, frame):
+    pdf, df = frame
+    other = spark.createDataFrame([(1, 2), (None, 1), (7, -3), (1, 4)], "k int, v int")
+    tmpl = ss.HashSketch(width=64, depth=5, seed=12)
+    a, b = spark_udaf.sketch_pair(df.repartition(3), "k", other, "k", tmpl, lweight="w")
+    assert a.to_bytes() == tmpl.empty_like().update(pdf["k"], weights=pdf["w"].to_numpy()).to_bytes()
+    assert b.to_bytes() == tmpl.empty_like().update([1, None, 7, 1]).to_bytes()  # unweighted side
+    assert tmpl.is_empty
+    # string keys on one side, binary on the other: hashed alike
+    bins = spark.createDataFrame([(bytearray(b"user-1"),), (None,)], "s binary")
+    a, b = spark_udaf.sketch_pair(df, "s", bins, "s", tmpl)
+    assert a.to_bytes() == tmpl.empty_like().update(pdf["s"].tolist()).to_bytes()
+    assert b.to_bytes() == tmpl.empty_like().update([b"user-1", None]).to_bytes()
+    with pytest.raises(ValueError, match="incompatible types bigint and binary"):
+        spark_udaf.sketch_pair(df, "k", bins, "s", tmpl)
+
+
+def test_sketch_by_string_groups(frame):
+    pdf, df = frame
+    rows = spark_udaf.sketch_by(df.repartition(2), "k", ss.HashSketch(width=32, depth=3, seed=2), by="s").collect()
+    assert len(rows) == pdf["s"].nunique(dropna=False)
+    for r in rows[:20]:
+        sub = pdf[pdf["s"].isna()] if r.s is None else pdf[pdf["s"] == r.s]
+        assert r.sketch == ss.HashSketch(width=32, depth=3, seed=2).update(sub["k"]).to_bytes(), r.s

@@ -72,3 +72,11 @@ def test_bad_arguments(tables):
         spark_udaf.estimate_join_size(F, "k", G, "k", tolerance=-1)
     with pytest.raises(TypeError, match="sketch must be a skimsketch sketch"):
         spark_udaf.estimate_join_size(F, "k", G, "k", sketch="hash")
+
+
+def test_two_job_path_gives_the_same_answer(tables):
+    _, _, F, G = tables
+    template = ss.HashSketch(width=128, depth=5, seed=2)
+    one = spark_udaf.estimate_join_size(F, "k", G, "k", template)
+    two = spark_udaf.estimate_join_size(F, "k", G, "k", template, single_job=False, merge="tree")
+    assert (one.value, one.low, one.high) == (two.value, two.low, two.high)

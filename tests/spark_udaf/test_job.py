@@ -39,7 +39,7 @@ def test_main_prints_estimate_interval_exact_error_timings(spark, capsys):
         ss.SkimmedSketch(width=256, depth=5, seed=0, domain=5000).update(right))
     assert f"exact      : {exact:,}" in out
     assert f"estimate   : {est.value:,.0f}  interval [{est.low:,.0f}, {est.high:,.0f}] at 95% (skimmed)" in out
-    assert "error      : sketch estimate off by" in out and "timings    : sketch left" in out
+    assert "error      : sketch estimate off by" in out and "timings    : both sketches" in out
     assert not spark.sparkContext._jsc.sc().isStopped()  # the shared session was reused, not stopped
 
 
