@@ -234,6 +234,11 @@ def _call(args):
     return samples, time.perf_counter() - t, time.process_time() - c
 
 
+def _advance(bar, amount: float) -> None:
+    """Advance the bar without ever passing its total (float rounding)."""
+    bar.update(max(0.0, min(amount, bar.total - bar.n)))
+
+
 def run_all(config: Config, jobs: int = 2, progress: bool = True, log=None) -> tuple[list[dict], dict]:
     """Run every task of ``config`` on ``jobs`` processes; returns (samples, timing info)."""
     from tqdm import tqdm
@@ -248,7 +253,7 @@ def run_all(config: Config, jobs: int = 2, progress: bool = True, log=None) -> t
     task_seconds: dict[str, float] = {}
     task_cpu: dict[str, float] = {}
     t0 = time.perf_counter()
-    bar = tqdm(total=round(total_cost, 1), unit="s-est", disable=not progress, desc=f"{config.mode} run",
+    bar = tqdm(total=total_cost, unit="s-est", disable=not progress, desc=f"{config.mode} run",
                bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} est-s [{elapsed}<{remaining}]")
     args = [(config, t.figure, t.rep, t.method) for t in tasks]
     if jobs <= 1:
@@ -257,7 +262,7 @@ def run_all(config: Config, jobs: int = 2, progress: bool = True, log=None) -> t
             samples += s
             task_seconds[f"{t.figure}/{t.method}/rep{t.rep}"] = sec
             task_cpu[f"{t.figure}/{t.method}/rep{t.rep}"] = cpu
-            bar.update(round(t.cost, 1))
+            _advance(bar, t.cost)
     else:
         import multiprocessing as mp
 
@@ -271,7 +276,7 @@ def run_all(config: Config, jobs: int = 2, progress: bool = True, log=None) -> t
                 task_seconds[f"{t.figure}/{t.method}/rep{t.rep}"] = sec
                 task_cpu[f"{t.figure}/{t.method}/rep{t.rep}"] = cpu
                 bar.set_postfix_str(f"done {t.figure}/{t.method}/rep{t.rep}", refresh=False)
-                bar.update(round(t.cost, 1))
+                _advance(bar, t.cost)
     bar.close()
     wall = time.perf_counter() - t0
     info = {

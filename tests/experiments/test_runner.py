@@ -111,3 +111,16 @@ def test_aggregate_rows():
     assert r["std_error"] == pytest.approx(np.std([s["error"] for s in sel], ddof=1))
     assert r["memory_counters"] == pytest.approx(1125.0) and r["memory_bytes"] == pytest.approx(9000.0)
     assert r["dataset"] == "zipf"
+
+
+def test_run_all_with_progress_bar_single_process(capsys):
+    from experiments.runner import run_all
+
+    cfg = replace(TINY, figures=("5b",), methods=("hash", "countmin"), reps=2)
+    logged = []
+    samples, info = run_all(cfg, jobs=1, progress=True, log=logged.append)
+    assert len(samples) == 2 * 2 * 4 * 2  # methods x workloads x shapes x reps
+    assert "estimated" in logged[0]
+    assert "100%" in capsys.readouterr().err
+    assert set(info["task_cpu_seconds"]) == {f"5b/{m}/rep{r}" for m in cfg.methods for r in range(2)}
+    assert info["wall_seconds"] > 0 and info["cpu_seconds_in_tasks"] > 0
