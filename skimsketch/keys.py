@@ -26,7 +26,7 @@ import numpy as np
 
 from .errors import KeyTypeError
 
-__all__ = ["CanonicalBatch", "canonicalize", "canonical_key", "fingerprint64"]
+__all__ = ["CanonicalBatch", "canonicalize", "canonical_key", "fingerprint64", "fingerprint64_many"]
 
 _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 # Largest float magnitude that converts to int64 exactly and safely.
@@ -40,6 +40,140 @@ def fingerprint64(data: bytes) -> int:
     True
     """
     return mmh3.hash64(data, 0, True, True)[0]
+
+
+# -- vectorised fingerprints (same values as fingerprint64, pinned in tests) -------
+_C1 = np.uint64(0x87C37B91114253D5)
+_C2 = np.uint64(0x4CF5AD432745937F)
+_FM1 = np.uint64(0xFF51AFD7ED558CCD)
+_FM2 = np.uint64(0xC4CEB9FE1A85EC53)
+_N1 = np.uint64(0x52DCE729)
+_N2 = np.uint64(0x38495AB5)
+_U5 = np.uint64(5)
+
+
+def _rotl(x: np.ndarray, r: int) -> np.ndarray:
+    return (x << np.uint64(r)) | (x >> np.uint64(64 - r))
+
+
+def _fmix(k: np.ndarray) -> np.ndarray:
+    k ^= k >> np.uint64(33)
+    k *= _FM1
+    k ^= k >> np.uint64(33)
+    k *= _FM2
+    k ^= k >> np.uint64(33)
+    return k
+
+
+_GATHER_BYTES = 1 << 21  # bytes gathered per step (bounds the index temporaries)
+_MASKS = np.array([(1 << (8 * r)) - 1 for r in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
+
+
+def _murmur_rows(word, nblocks: int, lens: np.ndarray) -> np.ndarray:
+    """h1 of MurmurHash3_x64_128 (seed 0) for strings of ``nblocks`` full 16-byte blocks plus a tail.
+
+    ``word(k)`` returns the k-th little-endian 8-byte word of every string,
+    zero beyond its end. A zero tail word contributes nothing (0 * c = 0), so
+    the tail is mixed unconditionally."""
+    h1 = np.zeros(len(lens), dtype=np.uint64)
+    h2 = np.zeros(len(lens), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for j in range(nblocks + 1):
+            k1 = word(2 * j) * _C1
+            k1 = _rotl(k1, 31)
+            k1 *= _C2
+            h1 ^= k1
+            k2 = word(2 * j + 1) * _C2
+            k2 = _rotl(k2, 33)
+            k2 *= _C1
+            if j == nblocks:  # tail: no rounds after the xor
+                h2 ^= k2
+                break
+            h1 = _rotl(h1, 27)
+            h1 += h2
+            h1 = h1 * _U5 + _N1
+            h2 ^= k2
+            h2 = _rotl(h2, 31)
+            h2 += h1
+            h2 = h2 * _U5 + _N2
+        ln = lens.astype(np.uint64)
+        h1 ^= ln
+        h2 ^= ln
+        h1 += h2
+        h2 += h1
+        h1 = _fmix(h1)
+        h2 = _fmix(h2)
+        h1 += h2
+    return h1.view(np.int64)
+
+
+def fingerprint64_many(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """``fingerprint64`` of every byte string ``data[offsets[i]:offsets[i+1]]`` -> int64 array.
+
+    Vectorised MurmurHash3 x64-128 over Arrow-style (offsets, data) buffers:
+    strings are grouped by their number of 16-byte blocks, gathered into a
+    zero-padded byte matrix viewed as little-endian words (masked past each
+    string's end) and hashed column by column.
+
+    >>> b = [b"skim", b"", "héllo".encode(), b"x" * 40]
+    >>> offs = np.cumsum([0] + [len(x) for x in b])
+    >>> fingerprint64_many(offs, np.frombuffer(b"".join(b), np.uint8)).tolist() == [fingerprint64(x) for x in b]
+    True
+    """
+    offsets = np.asarray(offsets, dtype=np.int64)
+    n = len(offsets) - 1
+    out = np.empty(n, dtype=np.int64)
+    if n <= 0:
+        return out
+    buf = np.concatenate([np.asarray(data, dtype=np.uint8)[: int(offsets[-1])], np.zeros(16, dtype=np.uint8)])
+    lens = np.diff(offsets)
+    nblocks = lens // 16
+    uniq = np.unique(nblocks)
+    for nb in uniq.tolist():
+        rows = np.arange(n) if len(uniq) == 1 else np.flatnonzero(nblocks == nb)
+        width = 16 * (nb + 1)
+        step = max(1, _GATHER_BYTES // width)
+        cols = np.arange(width)
+        for s in range(0, len(rows), step):
+            r = rows[s : s + step]
+            ln = lens[r]
+            # every string's bytes, zero-padded on the right: one byte gather, viewed as words
+            words = buf[offsets[r][:, None] + cols[None, :]].view("<u8")
+
+            def word(k, words=words, ln=ln):
+                return words[:, k].astype(np.uint64) & _MASKS[np.clip(ln - 8 * k, 0, 8)]
+
+            out[r] = _murmur_rows(word, nb, ln)
+    return out
+
+
+def _arrow_string_fingerprints(arr) -> np.ndarray:
+    """Fingerprints of a pyarrow string/binary (or large_*) array; nulls get 0 (masked by the caller)."""
+    import pyarrow as pa
+
+    large = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
+    bufs = arr.buffers()
+    odt = np.int64 if large else np.int32
+    offsets = np.frombuffer(bufs[1], dtype=odt, count=len(arr) + 1, offset=arr.offset * np.dtype(odt).itemsize)
+    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None and bufs[2].size else np.zeros(1, np.uint8)
+    out = fingerprint64_many(offsets.astype(np.int64), data)
+    if arr.null_count:
+        out[arr.is_null().to_numpy(zero_copy_only=False)] = 0
+    return out
+
+
+def _strings_via_arrow(values, from_pandas: bool = False):
+    """(fingerprints, null mask or None) of a sequence that is all str (or nulls), else ``None``."""
+    try:
+        import pyarrow as pa
+    except ImportError:  # pragma: no cover - pyarrow is a dependency, this is a fallback
+        return None
+    try:
+        arr = pa.array(values, type=pa.string(), from_pandas=from_pandas)
+    except (pa.ArrowException, TypeError, ValueError, UnicodeError):
+        return None
+    null = arr.is_null().to_numpy(zero_copy_only=False) if arr.null_count else None
+    return _arrow_string_fingerprints(arr), null
 
 
 @dataclass
@@ -100,8 +234,16 @@ def _object_keys(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _string_keys(arr: np.ndarray) -> np.ndarray:
     if arr.dtype.kind == "U":
+        fast = _strings_via_arrow(arr.tolist())
+        if fast is not None:
+            return fast[0]
         return np.fromiter((fingerprint64(s.encode("utf-8")) for s in arr), np.int64, len(arr))
     return np.fromiter((fingerprint64(bytes(s)) for s in arr), np.int64, len(arr))
+
+
+def _nulls_are_null_markers(arr: np.ndarray, null: np.ndarray) -> bool:
+    """Arrow's nulls must be exactly the elements :func:`canonical_key` treats as null."""
+    return all(_is_null_scalar(x) for x in arr[null])
 
 
 def _numpy_keys(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
@@ -130,6 +272,10 @@ def _numpy_keys(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     if kind in "US":
         return _string_keys(arr), None
     if kind == "O":
+        # all-str object arrays (pandas string columns) are hashed vectorised; others key by key
+        fast = _strings_via_arrow(arr, from_pandas=True) if len(arr) else None
+        if fast is not None and (fast[1] is None or _nulls_are_null_markers(arr, fast[1])):
+            return fast
         keys, null = _object_keys(arr)
         return keys, (null if null.any() else None)
     if kind == "b":
@@ -151,12 +297,7 @@ def _arrow_keys(arr) -> tuple[np.ndarray, np.ndarray | None]:
         filled = pc.fill_null(arr, 0) if arr.null_count else arr
         return _numpy_keys(filled.to_numpy(zero_copy_only=False))[0], null
     if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t):
-        as_bytes = pa.types.is_binary(t) or pa.types.is_large_binary(t)
-        out = np.zeros(len(arr), dtype=np.int64)
-        for i, s in enumerate(arr.to_pylist()):
-            if s is not None:
-                out[i] = fingerprint64(s if as_bytes else s.encode("utf-8"))
-        return out, null
+        return _arrow_string_fingerprints(arr), null
     if pa.types.is_floating(t):
         return _numpy_keys(arr.to_numpy(zero_copy_only=False))
     if pa.types.is_dictionary(t):
