@@ -33,6 +33,10 @@ SCRIPT = textwrap.dedent(
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     try:
+        import time
+        deadline = time.time() + 180
+        while spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() < 3 and time.time() < deadline:
+            time.sleep(0.2)  # wait for both executor processes to register
         driver_pid = os.getpid()
         # executors are other processes: their Python workers have other pids
         pids = set(spark.range(0, 4, 1, 4).rdd.map(lambda _: os.getpid()).collect())
@@ -52,7 +56,7 @@ SCRIPT = textwrap.dedent(
         exact = ss.exact_join_size(lk, rk)
         assert spark_udaf.exact_join_size(left, "k", right, "k") == exact
         est = spark_udaf.estimate_join_size(left, "k", right, "k", template)
-        assert est.value == a.join_size(b).value
+        assert est.value == a.join_size(b).value and est.detail["answered_by"] == "sketch"
 
         spark_udaf.register(spark)
         left.createOrReplaceTempView("l")
