@@ -71,12 +71,14 @@ def plot_figure(rows, figure: str, path, subtitle: str = "") -> None:
     wls = _workloads(rows, figure)
     fig, axes = plt.subplots(1, len(wls), figsize=(max(5.2 * len(wls) + 0.6, 10.0), 4.6), squeeze=False,
                              sharey=True)
+    xmax = max(r["memory_counters"] for r in rows if r["figure"] == figure)
     for ax, wl in zip(axes[0], wls):
-        for method in METHODS:
+        for i, method in enumerate(METHODS):
             s = _series(rows, wl, method)
             if not s:
                 continue
-            x = np.array([r["memory_counters"] for r in s])
+            # small horizontal dodge per method so that error bars do not hide each other
+            x = np.array([r["memory_counters"] for r in s]) + 0.007 * xmax * (i - (len(METHODS) - 1) / 2)
             y = np.array([r["mean_error"] for r in s])
             sd = np.array([r["std_error"] for r in s])
             lo = np.minimum(sd, y * 0.95)  # keep the lower whisker positive on a log axis
@@ -86,7 +88,7 @@ def plot_figure(rows, figure: str, path, subtitle: str = "") -> None:
         name = f"shift {first['shift']}" if first["shift"] != "" else "wage x overtime (synthetic)"
         ax.set_title(f"{name}\nJ = {first['join_size_mean']:.3g}", fontsize=10)
         ax.set_yscale("log")
-        ax.set_xlabel("memory (counters)")
+        ax.set_xlabel("memory (counters; methods dodged sideways for legibility)")
         ax.axhline(0.1, color="grey", lw=0.8, ls=":")
         ax.grid(True, which="both", alpha=0.25)
     axes[0][0].set_ylabel("error |J-Ĵ|/min(J,Ĵ)  (≤ J/10 counts as 10)")
