@@ -407,8 +407,11 @@ class SkimmedSketch(HashSketch):
             h = hierarchy(self._seed, self._hier_lg, self._hier_depth)
             keys, stats = h.search(self._hier.astype(np.float64), t)
             agree, impostors = self.agreement(counters, t, len(keys))
-            guard, med, passing = self._select(self._table_estimates(counters, keys), t, agree)
-            return keys[passing], med[passing], guard[passing], agree, impostors, len(keys), stats
+            est = self._table_estimates(counters, keys)
+            keep = (np.abs(est) >= t).sum(axis=1) >= (self._depth + 1) // 2  # necessary for |median| >= t
+            keys, est = keys[keep], est[keep]
+            guard, med, passing = self._select(est, t, agree)
+            return keys[passing], med[passing], guard[passing], agree, impostors, len(keep), stats
         agree, impostors = self.agreement(counters, t)
         cand, cand_med, cand_guard = [], [], []
         need = (self._depth + 1) // 2  # tables with |estimate| >= T that |median| >= T needs
