@@ -339,6 +339,10 @@ def _keys_array(keys) -> tuple[np.ndarray, np.ndarray | None]:
         seq = list(keys) if not isinstance(keys, (list, tuple)) else keys
         if not seq:
             return np.empty(0, dtype=np.int64), None
+        if isinstance(seq[0], str):  # a list of strings: straight to Arrow (None -> null), else key by key
+            fast = _strings_via_arrow(seq)
+            if fast is not None:
+                return fast
         try:
             arr = np.asarray(seq)
         except (ValueError, OverflowError):

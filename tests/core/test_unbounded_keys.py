@@ -55,6 +55,12 @@ def test_nulls_and_mixed_object_columns_keep_their_semantics():
         canonicalize(np.array(["a", True], dtype=object))
     with pytest.raises(ss.KeyTypeError, match="not integral"):
         canonicalize(np.array(["a", 1.5], dtype=object))
+    for seq in (["a", None, "bb"], ["a", float("nan"), "bb"], ["a", pd.NA, "bb"]):
+        lst = canonicalize(seq, weights=[1, 4, 2])
+        assert lst.keys.tolist() == reference(["a", "bb"]) and lst.null_weight == 4, seq
+    assert canonicalize(["a", b"a", 7]).keys.tolist() == [ss.fingerprint64(b"a")] * 2 + [7]
+    with pytest.raises(ss.KeyTypeError, match="bool"):
+        canonicalize(["a", False])
     arrow = canonicalize(pa.array(["x", None, "y"]))
     assert arrow.keys.tolist() == reference(["x", "y"]) and arrow.null_weight == 1
 
