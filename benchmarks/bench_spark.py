@@ -117,6 +117,17 @@ def main(argv=None):
         def skimmed_sketch():
             return spark_udaf.sketch_column(left, "k", ss.SkimmedSketch(width=W, depth=D, seed=1, domain=2**18))
 
+        def with_batch(fn, n=131072):
+            """``fn`` run with spark.sql.execution.arrow.maxRecordsPerBatch = n (default 10,000)."""
+            def run():
+                key = "spark.sql.execution.arrow.maxRecordsPerBatch"
+                spark.conf.set(key, str(n))
+                try:
+                    return fn()
+                finally:
+                    spark.conf.unset(key)
+            return run
+
         template = ss.SkimmedSketch(width=W, depth=D, seed=1, domain=2**18)
 
         def estimate():
@@ -130,15 +141,17 @@ def main(argv=None):
             ("build: Spark count_min_sketch (SQL aggregate)", cms_sql, args.rows),
             ("build: sketch_column HashSketch", hash_sketch, args.rows),
             ("build: sketch_column SkimmedSketch", skimmed_sketch, args.rows),
+            ("build: sketch_column HashSketch, Arrow batch 131072", with_batch(hash_sketch), args.rows),
             ("join: estimate_join_size (2 skimmed sketches, 1 job)", estimate, 2 * args.rows),
             ("join: exact_join_size (grouped counts)", exact, 2 * args.rows),
         ]
+        n_build = 5
         for _, fn, _ in cases:
             timer.run(fn)  # warm-up: Python workers, JIT, file listing
         # interleaved repetitions: every case sees the same background load on average
         runs = {name: [] for name, _, _ in cases}
         for _ in range(args.reps):
-            for group in (cases[:4], cases[4:]):
+            for group in (cases[:n_build], cases[n_build:]):
                 for name, fn, _ in group:
                     runs[name].append(timer.run(fn))
         results = {}
@@ -147,15 +160,15 @@ def main(argv=None):
             secs = statistics.median(r[0] for r in rs)
             shuffle = statistics.median(r[1] for r in rs)
             results[name] = (secs, rs[-1][3])
-            print(f"{name:52s} {secs:7.2f} s  {rows / secs / 1e6:6.2f} M rows/s  shuffle write {shuffle:>12,.0f} B  "
+            print(f"{name:54s} {secs:7.2f} s  {rows / secs / 1e6:6.2f} M rows/s  shuffle write {shuffle:>12,.0f} B  "
                   f"(runs: {', '.join(f'{r[0]:.2f}' for r in rs)})")
         nbytes = len(ss.HashSketch(width=W, depth=D, seed=1).to_bytes())
         print(f"sketch_column moves no rows: the driver receives at most one partial per input partition "
               f"({left.rdd.getNumPartitions()} x {nbytes:,} B); load average at end {os.getloadavg()[0]:.1f}")
         b_cms = min(results[cases[0][0]][0], results[cases[1][0]][0])
-        for n in (cases[2][0], cases[3][0]):
+        for n in (cases[2][0], cases[3][0], cases[4][0]):
             print(f"ratio {n.split(': ')[1]} / fastest Spark Count-Min: {results[n][0] / b_cms:.2f} (target <= 1.5)")
-        est, ex = results[cases[4][0]], results[cases[5][0]]
+        est, ex = results[cases[5][0]], results[cases[6][0]]
         print(f"ratio estimate / exact: {est[0] / ex[0]:.2f} (target <= 0.33)")
         e = est[1]
         print(f"estimate {e.value:,.0f} [{e.low:,.0f}, {e.high:,.0f}] ({e.method}); exact {ex[1]:,}; "
