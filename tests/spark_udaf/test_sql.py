@@ -180,3 +180,27 @@ def test_bad_parameters_and_corrupt_bytes(sql):
         spark.sql("SELECT skim_self_join_size(X'0102030405')").collect()
     with pytest.raises(Exception, match="needs a column named key"):
         spark.sql(f"SELECT * FROM skim_sketch_partials(TABLE(SELECT cust FROM orders), {W}, {D}, {S})").collect()
+
+
+def test_sql_only_pipeline_daily_table_and_date_range(sql, tmp_path):
+    spark, orders, visits = sql
+    path = str(tmp_path / "daily_sql").replace("'", "")
+    spark.sql("DROP TABLE IF EXISTS skim_daily_sql")
+    spark.sql(f"""
+        CREATE TABLE skim_daily_sql USING parquet LOCATION '{path}' AS
+        SELECT 'orders' AS tbl, CAST(grp AS INT) AS day, skim_merge(sketch) AS sketch
+        FROM skim_sketch_partials(TABLE(SELECT cust AS key, day AS grp FROM orders), {W}, {D}, {S}) GROUP BY grp
+        UNION ALL
+        SELECT 'visits', CAST(grp AS INT), skim_merge(sketch)
+        FROM skim_sketch_partials(TABLE(SELECT cust AS key, day AS grp FROM visits), {W}, {D}, {S}) GROUP BY grp""")
+    try:
+        assert spark.table("skim_daily_sql").count() == 10
+        r = one(spark, """
+            SELECT skim_join_size(a.s, b.s) AS j
+            FROM (SELECT skim_merge(sketch) AS s FROM skim_daily_sql WHERE tbl = 'orders' AND day BETWEEN 2 AND 4) a
+            CROSS JOIN (SELECT skim_merge(sketch) AS s FROM skim_daily_sql WHERE tbl = 'visits' AND day BETWEEN 2 AND 4) b""")
+        fo = orders[orders["day"].between(2, 4)]["cust"]
+        gv = visits[visits["day"].between(2, 4)]["cust"]
+        assert r.j == _hash().update(fo).join_size(_hash().update(gv)).value
+    finally:
+        spark.sql("DROP TABLE IF EXISTS skim_daily_sql")
