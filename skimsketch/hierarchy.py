@@ -41,32 +41,44 @@ hash. The multiplication (a bijection, so it keeps the independence) makes
 the bucket bits depend on all bits of ``u``: without it a prefix colliding
 with a heavy one at some level would collide again with that prefix's
 child at every level below (both children XOR the same entry), and every
-chance pass would propagate down the hierarchy. Update: per level and table, ``C[l][t][bucket] += w * sign`` — one
-bincount over all levels.
+chance pass would propagate down the hierarchy. Update: per level and table,
+``C[l][t][bucket] += w * sign`` — one bincount over all levels.
 
 Search (``search``): all ``2**12`` top-level prefixes are tested (a short top
-level keeps the number of prefixes tested there, and with it the chance
-passes a narrow level must rule out, small); a prefix
-*passes* when at least ``r`` of its table estimates clear the threshold with
-one sign. A prefix holding no weight lands in a uniformly random bucket with
-a random sign, so its chance to pass is a Poisson-binomial tail computed from
-the share of buckets above the threshold (:func:`chance_tail`, as for the
-main guard); ``r`` (a majority or more) is chosen per level so that this
-chance is at most ``CHANCE_RATE = 1/512`` — each expanded prefix then yields
-on average at most half a false child among its 256, and the search cannot
-blow up. When even ``r = hier_depth`` does not achieve it, the level's
-threshold is raised to the smallest counter magnitude that does (a level too
-narrow for the stream keeps only its heaviest prefixes). At most
-``MAX_EXPAND`` passing prefixes (the largest ``|median|``) are expanded into
-their 256 children at the next level; the children of the last level are full
-values ``y``, i.e. candidate keys, which the skimmed sketch re-estimates on
-its main counters with its impostor-controlled guard (the number of keys
-tested replaces the domain size). Query cost is therefore bounded:
-``2**12 + LEVELS * MAX_EXPAND * 256`` prefix estimates plus at most
-``MAX_EXPAND / 4 * 2**12`` main-sketch estimates, whatever the stream. A level of
-width ``w`` and 3 tables finds about ``w / 4`` heavy prefixes at the full
-threshold (``(pi/2)**3 <= 1/512`` needs ``pi <= 1/4``): the hierarchy's width
-bounds how many dense keys it can report (docs/unbounded.md).
+level keeps the number tested there, and with it the chance passes a narrow
+level must rule out, small); passing prefixes are expanded into their 256
+children at the next level; after the last level each passing prefix yields
+``2**12`` candidate keys. At each level (:meth:`PrefixHierarchy._level_select`):
+
+* A rule ``(x, r)`` passes a prefix when at least ``r`` of its table
+  estimates are ``>= x`` (or all of those ``<= -x``). A prefix holding no
+  weight lands in a uniformly random bucket with a random sign, so its chance
+  to pass is a Poisson-binomial tail of the shares of buckets beyond ``x``
+  (:func:`chance_tail`, as for the main guard). For every majority ``r`` the
+  threshold ``x >= T`` is the smallest (``T`` or a counter magnitude) keeping
+  ``tested * chance`` within a budget split among the rules; a prefix passes
+  if it passes any rule (``r = depth`` reaches lighter prefixes, smaller ``r``
+  with a higher threshold tolerates tables spoilt by collisions).
+* Peel: prefixes passing the rules for ``PEEL_BUDGET`` (0.01 expected chance
+  passes) are accepted one at a time, heaviest first, each re-checked on the
+  counters left by the ones before, and their median estimates subtracted
+  from a copy of the level's counters (skimming applied to the level: lighter
+  prefixes that shared buckets with them come clear); up to ``PEEL_ROUNDS``.
+* Expand: on the peeled counters the other prefixes pass the rules for
+  ``max(LEVEL_BUDGET_MIN, tested * CHANCE_RATE)`` with ``CHANCE_RATE = 1/512``:
+  each expanded prefix yields on average at most half a false child among its
+  256, so the search cannot blow up; a level too narrow for the stream raises
+  its thresholds and keeps only its heaviest prefixes.
+
+At most ``MAX_EXPAND`` passing prefixes (the largest ``|median|``) are
+expanded per level, ``MAX_EXPAND / 4`` at the last. The candidate keys are
+re-estimated on the main counters with the skimmed sketch's impostor-controlled
+guard (the number of keys tested replaces the domain size). Query cost is
+therefore bounded: ``2**12 + LEVELS * MAX_EXPAND * 256`` prefix estimates plus
+at most ``MAX_EXPAND / 4 * 2**12`` main-sketch estimates, whatever the stream.
+Capacity: a level of width ``w`` separates about ``w / 4`` heavy prefixes at
+the full threshold (``(pi/2)**r <= 1/512`` needs a small share ``pi`` of heavy
+buckets); the tests require the ``w / 8`` heaviest to be found (docs/unbounded.md).
 
 Limits: a key is found only if every prefix on its path passes. With
 non-negative frequencies a prefix's weight is at least its dense key's, so

@@ -36,6 +36,12 @@ re-estimated on the residual left by the ones before — and only when the
 expected number of impostors is within budget. If it is not (too few tables
 for the domain), only the unshared candidates are skimmed and the estimate
 degrades gracefully towards the plain hash sketch's.
+
+Unbounded keys (no ``domain``): the sketch also keeps a prefix hierarchy
+(:mod:`skimsketch.hierarchy`) whose top-down search replaces the domain scan
+as the source of candidates; the guard and the greedy skimming above are
+unchanged, with the number of candidates tested in place of the domain size.
+See docs/unbounded.md.
 """
 
 from __future__ import annotations
