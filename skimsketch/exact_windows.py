@@ -83,6 +83,12 @@ class ExactWindowedJoin:
         self._join = 0
         self.total_results = 0
 
+    def __repr__(self) -> str:
+        return (
+            f"ExactWindowedJoin(window_a={self.a.window!r}, window_b={self.b.window!r}, slide={self.slide!r}, "
+            f"allowed_lateness={self.clock.allowed_lateness!r}, now={self.now!r}, join_size={self._join!r})"
+        )
+
     @property
     def now(self):
         return self.clock.now

@@ -829,4 +829,10 @@ class WindowedJoin:
         return self.a.nbytes + self.b.nbytes
 
     def stats(self) -> dict:
-        return {"a": self.a.stats(), "b": self.b.stats()}
+        return {"a": self.a.stats(), "b": self.b.stats(), "total_results_estimate": self.total_results_estimate}
+
+    def __repr__(self) -> str:
+        return (
+            f"WindowedJoin({self.a._proto!r}, window_a={self.a.window!r}, window_b={self.b.window!r}, "
+            f"slide={self.a.slide!r}, allowed_lateness={self.clock.allowed_lateness!r}, now={self.now!r})"
+        )
