@@ -15,7 +15,12 @@ pytestmark = pytest.mark.spark
 
 SCRIPT = textwrap.dedent(
     """
-    import os, sys
+    import contextlib, io, os, sys, time
+    T0 = time.time()
+
+    def step(name):
+        print(f"[{time.time() - T0:6.1f} s] {name}", flush=True)
+
     import numpy as np
     import pyspark
     from pyspark.sql import SparkSession
@@ -32,11 +37,12 @@ SCRIPT = textwrap.dedent(
              .config("spark.scheduler.maxRegisteredResourcesWaitingTime", "5s")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
+    step("session")
     try:
-        import time
         deadline = time.time() + 180
         while spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() < 3 and time.time() < deadline:
             time.sleep(0.2)  # wait for both executor processes to register
+        step("executors registered")
         driver_pid = os.getpid()
         # executors are other processes: their Python workers have other pids
         pids = set(spark.range(0, 4, 1, 4).rdd.map(lambda _: os.getpid()).collect())
@@ -44,6 +50,7 @@ SCRIPT = textwrap.dedent(
         executors = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1
         assert executors == 2, executors
 
+        step("python workers up")
         left = zipf_table(spark, 30000, 1.0, 4000, 0, 1, 4)
         right = zipf_table(spark, 20000, 1.0, 4000, 5, 2, 3)
         lk, rk = zipf_keys(np.arange(30000), 1.0, 4000, 0, 1), zipf_keys(np.arange(20000), 1.0, 4000, 5, 2)
@@ -53,11 +60,7 @@ SCRIPT = textwrap.dedent(
         b = spark_udaf.sketch_column(right, "k", template.empty_like(), merge="tree")
         assert b.to_bytes() == template.empty_like().update(rk).to_bytes()
 
-        exact = ss.exact_join_size(lk, rk)
-        assert spark_udaf.exact_join_size(left, "k", right, "k") == exact
-        est = spark_udaf.estimate_join_size(left, "k", right, "k", template)
-        assert est.value == a.join_size(b).value and est.detail["answered_by"] == "sketch"
-
+        step("sketch_column driver + tree merge")
         spark_udaf.register(spark)
         left.createOrReplaceTempView("l")
         right.createOrReplaceTempView("r")
@@ -68,7 +71,19 @@ SCRIPT = textwrap.dedent(
         h = lambda keys: ss.HashSketch(width=256, depth=5, seed=3).update(keys)
         assert row.j == h(lk).join_size(h(rk)).value
 
-        assert job.main(["--rows", "20000", "--domain", "3000", "--width", "128"]) == 0
+        step("sql")
+        # the demo job (sketch_pair + estimate + exact_join_size) against the cluster
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            assert job.main(["--rows", "20000", "--domain", "3000", "--width", "128"]) == 0
+        out = buf.getvalue()
+        print(out)
+        jl, jr = zipf_keys(np.arange(20000), 1.0, 3000, 0, 1), zipf_keys(np.arange(20000), 1.0, 3000, 100, 2)
+        t = ss.SkimmedSketch(width=128, depth=5, seed=0, domain=3000)
+        est = t.empty_like().update(jl).join_size(t.empty_like().update(jr))
+        assert f"exact      : {ss.exact_join_size(jl, jr):,}" in out, out
+        assert f"estimate   : {est.value:,.0f}  interval [{est.low:,.0f}, {est.high:,.0f}]" in out, out
+        step("job")
         print("CLUSTER-OK")
     finally:
         spark.stop()
