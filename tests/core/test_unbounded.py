@@ -336,3 +336,33 @@ def test_round_trip_keeps_hierarchy_and_answers():
     assert back.heavy_hitters() == sk.heavy_hitters()
     other = ss.SkimmedSketch(64, 5, seed=8).update(k[::2])
     assert back.join_size(other).value == sk.join_size(other).value
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("heavy_share", [0.3, 0.6, 0.9])
+def test_slow_larger_streams_recall_and_floor(heavy_share):
+    """500K string keys, 12 heavy keys holding 30-90 % of the weight, 5 seeds, 64 KB.
+
+    Recall: every key with f >= 3T is found. Floor: the estimate is at least as
+    accurate as the hash sketch of the main counters' shape (the brief's floor;
+    skimming must never hurt). Against the hash sketch of *equal memory* this
+    regime (shared heavy keys, 200K light keys) is not a win: the errors are
+    recorded in docs/unbounded.md."""
+    heavy, light = string_universe(11, n_heavy=18, n_light=200_000)
+    errs = {"same_shape_hash": [], "unbounded": []}
+    for seed in range(5):
+        rng = np.random.default_rng(900 + seed)
+        f = skewed_strings(rng, (heavy[:12], light), heavy_share, n=500_000)
+        g = skewed_strings(rng, (heavy[6:18], light), heavy_share, n=500_000)
+        exact = ss.exact_join_size(f, g)
+        u = ss.SkimmedSketch.for_bytes(65536, seed=seed)
+        h = ss.HashSketch(u.width, u.depth, seed)
+        fu = u.copy().update(f)
+        names, counts = np.unique(np.array(f, dtype=object).astype(str), return_counts=True)
+        t = fu.threshold()
+        above = {ss.canonical_key(str(nm)) for nm, c in zip(names, counts) if c >= 3 * t}
+        assert above <= set(fu.heavy_hitters()), (seed, len(above - set(fu.heavy_hitters())))
+        errs["unbounded"].append(paper_error(exact, fu.join_size(u.copy().update(g)).value))
+        errs["same_shape_hash"].append(paper_error(exact, h.copy().update(f).join_size(h.copy().update(g)).value))
+    e = {k: float(np.mean(v)) for k, v in errs.items()}
+    assert e["unbounded"] <= e["same_shape_hash"], e
