@@ -157,6 +157,16 @@ def agree_mask(est: np.ndarray, t: float, agree: int) -> tuple[np.ndarray, np.nd
     return mask, np.median(est[mask], axis=1) if mask.any() else np.zeros(0)
 
 
+def _row_passes(e: list, rules) -> float | None:
+    """Median of one prefix's table estimates if it passes any rule, else ``None`` (scalar fast path)."""
+    for x, r in rules:
+        if sum(v >= x for v in e) >= r or sum(v <= -x for v in e) >= r:
+            srt = sorted(e)
+            n = len(srt)
+            return 0.5 * (srt[(n - 1) // 2] + srt[n // 2])
+    return None
+
+
 class PrefixHierarchy:
     """Hashing, updates and search of the prefix levels for one (seed, lg, depth)."""
 
@@ -263,22 +273,22 @@ class PrefixHierarchy:
         d = self.depth
         rs = list(range(d // 2 + 1, d + 1))
         share = budget / len(rs)
-        mags = None
+        mags = np.abs(counters)
+        xs = np.unique(mags[mags > t])
+        xs = np.concatenate([[t], xs])  # candidate thresholds, increasing
+        # shares of buckets at or beyond each candidate threshold, per table -> Poisson-binomial tails
+        srt = np.sort(mags, axis=1)
+        pi = np.stack([(srt.shape[1] - np.searchsorted(row, xs, side="left")) / srt.shape[1] for row in srt])
+        dist = np.zeros((len(xs), d + 1))
+        dist[:, 0] = 1.0
+        for q in pi / 2.0:  # one table at a time
+            dist[:, 1:] = dist[:, 1:] * (1 - q)[:, None] + dist[:, :-1] * q[:, None]
+            dist[:, 0] *= 1 - q
+        tail = np.cumsum(dist[:, ::-1], axis=1)[:, ::-1]  # tail[i, r] = P[X >= r] at threshold xs[i]
         out = []
         for r in rs:
-            if tested * 2.0 * chance_tail(counters, t)[r] <= share:
-                out.append((t, r))
-                continue
-            if mags is None:
-                mags = np.unique(np.abs(counters[np.abs(counters) > t]))
-            lo, hi = 0, len(mags)
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if tested * 2.0 * chance_tail(counters, float(mags[mid]))[r] <= share:
-                    hi = mid
-                else:
-                    lo = mid + 1
-            out.append((float(mags[lo]) if lo < len(mags) else math.inf, r))
+            ok = np.flatnonzero(tested * 2.0 * tail[:, r] <= share)
+            out.append((float(xs[ok[0]]) if len(ok) else math.inf, r))
         return out
 
     @staticmethod
@@ -320,13 +330,13 @@ class PrefixHierarchy:
             # greedy, heaviest first, each re-estimated on what the ones before left: a prefix that
             # only looked strong through a heavier one's buckets fails once that one is peeled
             peeled = []
+            tables = np.arange(self.depth)
             for i in rem[mask][np.argsort(-np.abs(med), kind="stable")].tolist():
-                e = c[np.arange(self.depth), bucket[i]] * sign[i]
-                ok, m = self._passes(e[None, :], rules)
-                if ok[0]:
-                    c[np.arange(self.depth), bucket[i]] -= m[0] * sign[i]
+                m = _row_passes((c[tables, bucket[i]] * sign[i]).tolist(), rules)
+                if m is not None:
+                    c[tables, bucket[i]] -= m * sign[i]
                     peeled.append(i)
-                    mags.append(np.abs(m))
+                    mags.append(np.array([abs(m)]))
             if not peeled:
                 break
             found.append(np.array(peeled, dtype=np.intp))
