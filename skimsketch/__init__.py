@@ -20,13 +20,18 @@ from .errors import (
 )
 from .estimate import Estimate
 from .exact import exact_frequencies, exact_join_size, exact_self_join_size
+from .exact_windows import ExactWindowedJoin
 from .hash_sketch import HashSketch
 from .keys import CanonicalBatch, canonical_key, canonicalize, fingerprint64
 from .multiway import PairSketch, chain_join_size, exact_chain_join_size
 from .serde import from_bytes
 from .skimmed import SkimmedSketch
+from .streaming import SketchStream, StateFile, StreamTableJoin
+from .windows import EventClock, LateElementError, WindowedJoin, WindowedSketch, pane_index
 
 __all__ = [
+    "WindowedSketch", "WindowedJoin", "EventClock", "LateElementError", "pane_index", "ExactWindowedJoin",
+    "SketchStream", "StateFile", "StreamTableJoin",
     "AGMSSketch", "HashSketch", "SkimmedSketch", "Sketch", "Estimate",
     "join_size", "from_bytes", "union",
     "exact_join_size", "exact_self_join_size", "exact_frequencies",

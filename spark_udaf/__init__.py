@@ -19,6 +19,7 @@ from .cluster import ship_package
 from .estimate import estimate_join_size, relative_half_width
 from .exact import exact_join_size, exact_self_join_size, frequencies
 from .sql import FUNCTIONS, register
+from .streaming import StreamingSketch, read_state
 
 __all__ = [
     "sketch_column",
@@ -34,4 +35,6 @@ __all__ = [
     "register",
     "FUNCTIONS",
     "ship_package",
+    "StreamingSketch",
+    "read_state",
 ]
