@@ -35,7 +35,7 @@ unbounded-key skimmed sketch (kind 3, domain 0) stores its prefix hierarchy
     6      1    top prefix bits (16)
     7      1    fan-out bits (8)
     8      1    lg: hierarchy width = 2**lg (4 <= lg <= 24)
-    9      1    hierarchy depth h (1 <= h <= 32)
+    9      1    hierarchy depth h (2 <= h <= 32)
     10     2    reserved, zero
     12     8*L*h*2**lg counters, level-major, then table, then bucket
                 (i64 or f64, the main counters' type)
@@ -165,7 +165,7 @@ def encode_hierarchy(lg: int, depth: int, counters: np.ndarray, float_counters: 
 
 def decode_hierarchy(ext: bytes, head: Header) -> tuple[int, int, np.ndarray]:
     """Parse and validate an unbounded skimmed sketch's extension -> (lg, depth, counters (L, depth, 2**lg))."""
-    from .hierarchy import FANOUT_BITS, LEVELS, MAX_HIER_DEPTH, MAX_LG, MIN_LG, TOP_BITS
+    from .hierarchy import FANOUT_BITS, LEVELS, MAX_HIER_DEPTH, MAX_LG, MIN_HIER_DEPTH, MIN_LG, TOP_BITS
 
     if len(ext) < _HIER_HEAD.size:
         raise CorruptSketchError(f"hierarchy extension truncated: {len(ext)} bytes, need at least {_HIER_HEAD.size}")
@@ -176,7 +176,7 @@ def decode_hierarchy(ext: bytes, head: Header) -> tuple[int, int, np.ndarray]:
         raise CorruptSketchError(f"unknown hierarchy extension version {version}")
     if (levels, top, fanout) != (LEVELS, TOP_BITS, FANOUT_BITS):
         raise CorruptSketchError(f"unsupported hierarchy geometry: {levels} levels, {top} top bits, fan-out 2**{fanout}")
-    if not (MIN_LG <= lg <= MAX_LG and 1 <= depth <= MAX_HIER_DEPTH):
+    if not (MIN_LG <= lg <= MAX_LG and MIN_HIER_DEPTH <= depth <= MAX_HIER_DEPTH):
         raise CorruptSketchError(f"hierarchy shape {depth}x2**{lg} out of range")
     if reserved != b"\0\0":
         raise CorruptSketchError("reserved hierarchy extension bytes are set")

@@ -98,7 +98,7 @@ import numpy as np
 from .hashing import _M1, _M2, _mix, family
 
 __all__ = ["PrefixHierarchy", "hierarchy", "LEVELS", "TOP_BITS", "FANOUT_BITS", "MAX_EXPAND",
-           "HIER_WORD_BASE", "MIN_LG", "MAX_LG", "MAX_HIER_DEPTH", "chance_tail", "agree_mask"]
+           "HIER_WORD_BASE", "MIN_LG", "MAX_LG", "MAX_HIER_DEPTH", "MIN_HIER_DEPTH", "chance_tail", "agree_mask"]
 
 LEVELS = 6
 TOP_BITS = 12
@@ -113,6 +113,7 @@ PEEL_BUDGET = 0.01  # expected chance passes of the strict (peeling) rule per ro
 PEEL_ROUNDS = 3
 MIN_LG, MAX_LG = 4, 24  # hierarchy widths 16 .. 2**24
 MAX_HIER_DEPTH = 32
+MIN_HIER_DEPTH = 2  # one table per level cannot tell a heavy prefix from chance at fan-out 256
 _CHUNK = 1 << 15
 _ZMUL = np.uint32(0x9E3779B1)
 _FLOAT_EXACT = float(2**52)

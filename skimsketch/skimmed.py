@@ -58,7 +58,7 @@ from .errors import CorruptSketchError, CounterOverflowError, KeyDomainError
 from .estimate import Estimate
 from .hash_sketch import HashSketch, f2_bound, row_dots
 from .hashing import family
-from .hierarchy import LEVELS, MAX_HIER_DEPTH, MAX_LG, MIN_LG, chance_tail, hierarchy
+from .hierarchy import LEVELS, MAX_HIER_DEPTH, MAX_LG, MIN_HIER_DEPTH, MIN_LG, chance_tail, hierarchy
 
 __all__ = ["SkimmedSketch", "SkimResult", "DEFAULT_SKIM_FACTOR", "default_hier_width", "DEFAULT_HIER_DEPTH"]
 
@@ -163,9 +163,9 @@ class SkimmedSketch(HashSketch):
                 raise ValueError(f"hier_width must be a power of two in [{1 << MIN_LG}, {1 << MAX_LG}], got {hw!r}")
             hd = DEFAULT_HIER_DEPTH if hier_depth is None else hier_depth
             if isinstance(hd, (bool, np.bool_)) or not isinstance(hd, (int, np.integer)) or not (
-                1 <= hd <= MAX_HIER_DEPTH
+                MIN_HIER_DEPTH <= hd <= MAX_HIER_DEPTH
             ):
-                raise ValueError(f"hier_depth must be an int in [1, {MAX_HIER_DEPTH}], got {hd!r}")
+                raise ValueError(f"hier_depth must be an int in [{MIN_HIER_DEPTH}, {MAX_HIER_DEPTH}], got {hd!r}")
             self._hier_lg = int(hw).bit_length() - 1
             self._hier_depth = int(hd)
             self._hier = np.zeros((LEVELS, self._hier_depth, 1 << self._hier_lg), dtype=self._dtype)

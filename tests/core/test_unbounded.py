@@ -247,7 +247,7 @@ def test_bounded_and_unbounded_are_incompatible_and_hierarchy_shape_matters():
 @pytest.mark.parametrize("kw,msg", [
     ({"hier_width": 48}, "hier_width"), ({"hier_width": 8}, "hier_width"), ({"hier_width": 2**25}, "hier_width"),
     ({"hier_width": 16.0}, "hier_width"), ({"hier_width": True}, "hier_width"), ({"hier_width": "64"}, "hier_width"),
-    ({"hier_depth": 0}, "hier_depth"), ({"hier_depth": 33}, "hier_depth"), ({"hier_depth": 2.0}, "hier_depth"),
+    ({"hier_depth": 0}, "hier_depth"), ({"hier_depth": 1}, "hier_depth"), ({"hier_depth": 33}, "hier_depth"), ({"hier_depth": 2.0}, "hier_depth"),
     ({"hier_depth": True}, "hier_depth"), ({"domain": 100, "hier_width": 64}, "only apply"),
     ({"domain": 100, "hier_depth": 3}, "only apply"), ({"domain": 0}, "domain"), ({"domain": 1.5}, "domain"),
 ])
@@ -300,6 +300,7 @@ def _ext_offset(b):
     (lambda b: b[:72] + bytes([3]) + b[73:], "out of range"),
     (lambda b: b[:72] + bytes([25]) + b[73:], "out of range"),
     (lambda b: b[:73] + bytes([0]) + b[74:], "out of range"),
+    (lambda b: b[:73] + bytes([1]) + b[74:], "out of range"),
     (lambda b: b[:73] + bytes([2]) + b[74:], "size mismatch"),
     (lambda b: b[:74] + b"\x01" + b[75:], "reserved"),
     (lambda b: b[:76] + bytes([b[76] ^ 1]) + b[77:], "parity"),
