@@ -324,7 +324,7 @@ class SkimmedSketch(HashSketch):
         counters the rest; ``nbytes`` must leave room for at least one main
         counter per table.
         """
-        from .sizing import COUNTER_BYTES, shape_for_bytes
+        from .sizing import COUNTER_BYTES, DEFAULT_DEPTH, shape_for_bytes
 
         if domain is not None:
             return super().for_bytes(nbytes, seed, depth, domain=domain, **params)
@@ -338,7 +338,7 @@ class SkimmedSketch(HashSketch):
             per_width = COUNTER_BYTES * LEVELS * hd
             hw = 1 << max(MIN_LG, int(max(1.0, HIER_BYTES_SHARE * nbytes / per_width)).bit_length() - 1)
         hier_bytes = COUNTER_BYTES * LEVELS * hd * hw if isinstance(hw, int) and isinstance(hd, int) else 0
-        d = 5 if depth is None else depth
+        d = DEFAULT_DEPTH if depth is None else depth
         if nbytes - hier_bytes < COUNTER_BYTES * max(1, d if isinstance(d, int) else 1):
             raise ValueError(
                 f"nbytes={nbytes} is too small for an unbounded skimmed sketch: its hierarchy alone takes "
