@@ -124,3 +124,10 @@ def test_run_all_with_progress_bar_single_process(capsys):
     assert "100%" in capsys.readouterr().err
     assert set(info["task_cpu_seconds"]) == {f"5b/{m}/rep{r}" for m in cfg.methods for r in range(2)}
     assert info["wall_seconds"] > 0 and info["cpu_seconds_in_tasks"] > 0
+
+
+def test_hash_and_skimmed_share_counters_so_the_comparison_isolates_skimming():
+    keys = zipf_stream(10_000, 4096, 1.0, seed=1)
+    h = ss.HashSketch(50, 11, seed=7).update(keys)
+    s = ss.SkimmedSketch(50, 11, seed=7, domain=4096).update(keys)
+    assert np.array_equal(h.counters, s.counters)
