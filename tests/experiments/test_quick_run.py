@@ -71,6 +71,16 @@ def test_report_states_claims_and_synthetic_data(quick_run):
         assert phrase in text, phrase
     meta = json.loads((quick_run / "run.json").read_text())
     assert meta["config"]["mode"] == "quick" and meta["timing"]["wall_seconds"] > 0
+    assert "SYNTHETIC" in meta["synthetic_data"]
+    assert set(meta["code"]) == {"commit", "local_changes"}
+
+
+def test_every_census_result_says_synthetic(quick_run):
+    for name in ("results.csv", "samples.csv"):
+        with open(quick_run / name, newline="") as fh:
+            rows = [r for r in csv.DictReader(fh) if r["figure"] == "census"]
+        assert rows and all(r["dataset"] == "census-style SYNTHETIC" for r in rows), name
+        assert all("SYNTHETIC" in r["workload"] for r in rows), name
 
 
 def test_report_only_regenerates(quick_run):
