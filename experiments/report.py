@@ -265,7 +265,8 @@ def write_report(rows, config: dict, info: dict, out_dir, pngs: dict) -> Path:
         "- Error: |J - Ĵ| / min(J, Ĵ); an estimate ≤ J/10 (or negative) counts as 10. "
         "Mean and standard deviation are over all shapes of a level and all repetitions.",
         "- Memory in bytes: 8 bytes per counter for every method (the sketches' `nbytes`; "
-        "Count-Min's double counters, header excluded).",
+        "Count-Min's double counters, header excluded). The paper does not state its counter size; "
+        "with 4-byte counters every KiB figure below halves.",
         f"- Run: {info['jobs']} process(es), wall time {info['wall_seconds'] / 60:.1f} min; "
         f"{info['cpu_seconds_in_tasks'] / 60:.1f} min of CPU time in the tasks, i.e. about "
         f"{info['cpu_seconds_in_tasks'] / 60 / max(1, info['jobs']):.1f} min on {info['jobs']} idle cores"
