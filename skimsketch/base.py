@@ -52,6 +52,18 @@ def _checked_add(a: np.ndarray, b: np.ndarray, what: str) -> np.ndarray:
     return out
 
 
+def added_state(counters, total, null, delta, d_total, d_null, float_counters: bool, what: str):
+    """``(counters + delta, total + d_total, null + d_null)``; for int64 state it raises
+    :class:`CounterOverflowError` instead of wrapping (the inputs are never modified)."""
+    if float_counters:
+        return counters + delta, float(total + d_total), float(null + d_null)
+    new = _checked_add(counters, delta.astype(np.int64, copy=False), what)
+    new_total, new_null = int(total) + int(d_total), int(null) + int(d_null)
+    if not (_I64.min <= new_total <= _I64.max and _I64.min <= new_null <= _I64.max):
+        raise CounterOverflowError(f"{what} would overflow the int64 total weight; the sketch is unchanged")
+    return new, new_total, new_null
+
+
 class Sketch:
     """Base class of the linear sketches (not instantiated directly)."""
 
@@ -229,15 +241,9 @@ class Sketch:
 
     def _apply(self, delta: np.ndarray, total, null, what: str) -> None:
         """Add a counter delta and weights atomically (all or nothing)."""
-        if self.float_counters:
-            new = self._counters + delta
-            new_total, new_null = float(self._total + total), float(self._null + null)
-        else:
-            new = _checked_add(self._counters, delta.astype(np.int64, copy=False), what)
-            new_total, new_null = int(self._total) + int(total), int(self._null) + int(null)
-            if not (_I64.min <= new_total <= _I64.max and _I64.min <= new_null <= _I64.max):
-                raise CounterOverflowError(f"{what} would overflow the int64 total weight; the sketch is unchanged")
-        self._counters, self._total, self._null = new, new_total, new_null
+        self._counters, self._total, self._null = added_state(
+            self._counters, self._total, self._null, delta, total, null, self.float_counters, what
+        )
         self._version += 1
         self._cache.clear()
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import _I64, _check_int, _checked_add, f2_bound
+from .base import _I64, _check_int, added_state, f2_bound
 from .bounds import check_confidence, median_estimate
 from .errors import CounterOverflowError, IncompatibleSketchError, KeyTypeError
 from .estimate import Estimate
@@ -214,15 +214,9 @@ class PairSketch:
         return delta
 
     def _apply(self, delta, total, null, what) -> None:
-        if self.float_counters:
-            new = self._counters + delta
-            new_total, new_null = float(self._total + total), float(self._null + null)
-        else:
-            new = _checked_add(self._counters, delta.astype(np.int64, copy=False), what)
-            new_total, new_null = int(self._total) + int(total), int(self._null) + int(null)
-            if not (_I64.min <= new_total <= _I64.max and _I64.min <= new_null <= _I64.max):
-                raise CounterOverflowError(f"{what} would overflow the int64 total weight; the sketch is unchanged")
-        self._counters, self._total, self._null = new, new_total, new_null
+        self._counters, self._total, self._null = added_state(
+            self._counters, self._total, self._null, delta, total, null, self.float_counters, what
+        )
 
     def check_compatible(self, other, operation: str = "combine") -> None:
         if not isinstance(other, PairSketch):

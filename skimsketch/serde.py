@@ -24,6 +24,8 @@ def from_bytes(blob):
         raise CorruptSketchError(f"a {cls.__name__} cannot have a domain")
     if cls is not SkimmedSketch and head.param != 0.0:
         raise CorruptSketchError(f"a {cls.__name__} has no kind parameter")
+    if cls is not SkimmedSketch and ext:
+        raise CorruptSketchError(f"a {cls.__name__} has no extension state ({len(ext)} bytes found)")
     try:
         sk = cls._from_header(head, ext)
     except (ValueError, TypeError) as e:

@@ -66,6 +66,14 @@ def test_domain_on_wrong_kind_rejected():
         ss.from_bytes(bad)
 
 
+@pytest.mark.parametrize("cls", [ss.HashSketch, ss.AGMSSketch])
+def test_extension_on_kind_without_one_rejected(cls):
+    b = cls(8, 2).update([1]).to_bytes()
+    body = b[:60] + struct.pack("<I", 3) + b"abc" + b[64:-4]
+    with pytest.raises(ss.CorruptSketchError, match="extension"):
+        ss.from_bytes(fix_crc(body + b"\0\0\0\0"))
+
+
 def test_class_from_bytes_checks_kind():
     b = ss.HashSketch(8, 2).to_bytes()
     with pytest.raises(ss.IncompatibleSketchError, match="kind"):
