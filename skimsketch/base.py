@@ -194,7 +194,7 @@ class Sketch:
         scalar = None
         if weights is not None and np.ndim(weights) == 0 and not hasattr(weights, "__len__"):
             if isinstance(weights, (bool, np.bool_)) or not isinstance(weights, (int, float, np.integer, np.floating)):
-                raise KeyTypeError(f"weights must be numeric, got {type(weights).__name__}")
+                raise KeyTypeError(f"weights must be int or float, got {type(weights).__name__}")
             if not math.isfinite(float(weights)):
                 raise KeyTypeError("weights contain NaN or infinity")
             if not self.float_counters and float(weights) != int(weights):

@@ -354,37 +354,52 @@ def _keys_array(keys) -> tuple[np.ndarray, np.ndarray | None]:
     raise KeyTypeError(f"unsupported key container {type(keys).__name__}")
 
 
+def numeric_vector(values, n: int, what: str) -> np.ndarray:
+    """``values`` — a scalar, or an aligned array (numpy, list, pandas, pyarrow) —
+    as a 1-D int64 or float64 array of length ``n``.
+
+    Rejects bools, nulls, NaN/infinity, non-numbers and unsigned values beyond
+    int64 with a :class:`KeyTypeError` naming ``what``.
+    """
+    if isinstance(values, (bool, np.bool_)):
+        raise KeyTypeError(f"{what} must be int or float, got bool")
+    mod = type(values).__module__ or ""
+    if mod.startswith("pyarrow"):
+        if values.null_count:
+            raise KeyTypeError(f"{what} contain nulls")
+        values = values.to_numpy(zero_copy_only=False)
+    elif mod.startswith("pandas"):
+        if values.isna().any():
+            raise KeyTypeError(f"{what} contain nulls")
+        values = values.to_numpy()
+    v = np.asarray(values)
+    if v.dtype.kind == "O":
+        try:
+            v = v.astype(np.float64) if any(isinstance(x, float) for x in v.ravel()) else v.astype(np.int64)
+        except (TypeError, ValueError, OverflowError) as e:
+            raise KeyTypeError(f"{what} must be int or float: {e}") from None
+    if v.dtype.kind not in "iuf":
+        raise KeyTypeError(f"{what} must be int or float, got dtype {v.dtype}")
+    if v.ndim == 0:
+        v = np.full(n, v[()], dtype=v.dtype)
+    if v.ndim != 1 or len(v) != n:
+        raise KeyTypeError(f"{what} have shape {v.shape}, expected a scalar or ({n},)")
+    if v.dtype.kind == "f":
+        bad = ~np.isfinite(v)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise KeyTypeError(f"{what} contain NaN or infinity (position {i} is {v[i].item()!r})")
+        return v.astype(np.float64, copy=False)
+    if v.dtype.kind == "u" and v.size and v.max() > _I64_MAX:
+        raise KeyTypeError(f"{what} value {int(v.max())} does not fit in int64")
+    return v.astype(np.int64, copy=False)
+
+
 def _weights_array(weights, n: int, allow_float: bool):
     if weights is None:
         return None, False
-    if isinstance(weights, (bool, np.bool_)):
-        raise KeyTypeError("bool weights are not supported")
-    mod = type(weights).__module__ or ""
-    if mod.startswith("pyarrow"):
-        if weights.null_count:
-            raise KeyTypeError("weights contain nulls")
-        weights = weights.to_numpy(zero_copy_only=False)
-    elif mod.startswith("pandas"):
-        if weights.isna().any():
-            raise KeyTypeError("weights contain nulls")
-        weights = weights.to_numpy()
-    w = np.asarray(weights)
-    if w.dtype.kind == "O":
-        try:
-            w = w.astype(np.float64) if any(isinstance(x, float) for x in w.ravel()) else w.astype(np.int64)
-        except (TypeError, ValueError, OverflowError) as e:
-            raise KeyTypeError(f"weights must be numeric: {e}") from None
-    if w.dtype.kind == "b":
-        raise KeyTypeError("bool weights are not supported")
-    if w.dtype.kind not in "iuf":
-        raise KeyTypeError(f"weights must be numeric, got dtype {w.dtype}")
-    if w.ndim == 0:
-        w = np.full(n, w[()], dtype=w.dtype)
-    if w.ndim != 1 or len(w) != n:
-        raise KeyTypeError(f"weights have shape {w.shape}, expected a scalar or ({n},)")
+    w = numeric_vector(weights, n, "weights")
     if w.dtype.kind == "f":
-        if not np.isfinite(w).all():
-            raise KeyTypeError("weights contain NaN or infinity")
         if not allow_float:
             integral = (w == np.floor(w)) & (np.abs(w) < _F64_SAFE)
             if not integral.all():
@@ -393,10 +408,8 @@ def _weights_array(weights, n: int, allow_float: bool):
                     "create the sketch with dtype='float64' for SUM aggregates"
                 )
             return w.astype(np.int64), False
-        return w.astype(np.float64, copy=False), True
-    if w.dtype.kind == "u" and w.size and w.max() > _I64_MAX:
-        raise KeyTypeError(f"weight {int(w.max())} does not fit in int64")
-    return w.astype(np.int64, copy=False), False
+        return w, True
+    return w, False
 
 
 def canonicalize(keys, weights=None, allow_float_weights: bool = False) -> CanonicalBatch:

@@ -159,10 +159,6 @@ class PairSketch:
         if len(ka) != len(kb):
             raise KeyTypeError(f"keys_a and keys_b must have the same length, got {len(ka)} and {len(kb)}")
         n = len(ka)
-        if weights is not None and np.ndim(weights) == 0 and not hasattr(weights, "__len__"):
-            if isinstance(weights, (bool, np.bool_)) or not isinstance(weights, (int, float, np.integer, np.floating)):
-                raise KeyTypeError(f"weights must be numeric, got {type(weights).__name__}")
-            weights = np.full(n, weights)
         w, _ = _weights_array(weights, n, self.float_counters)
         null = None
         if null_a is not None or null_b is not None:

@@ -52,7 +52,7 @@ import zlib
 import numpy as np
 
 from .errors import CorruptSketchError, SketchError
-from .keys import canonicalize
+from .keys import canonicalize, numeric_vector
 
 __all__ = [
     "EventClock",
@@ -113,76 +113,14 @@ def _pane_of(t, slide) -> int:
 
 def _timestamps(timestamps, n: int) -> np.ndarray:
     """Timestamps as an int64 or float64 array of length ``n`` (a scalar is broadcast)."""
-    if isinstance(timestamps, (bool, np.bool_)):
-        raise TypeError("timestamps must be int or float, got bool")
-    if isinstance(timestamps, numbers.Real):
-        _check_number("timestamp", timestamps)
-        return np.full(n, timestamps, dtype=np.int64 if isinstance(timestamps, numbers.Integral) else np.float64)
-    mod = type(timestamps).__module__ or ""
-    if mod.startswith("pyarrow"):
-        if timestamps.null_count:
-            raise ValueError("timestamps contain nulls")
-        timestamps = timestamps.to_numpy(zero_copy_only=False)
-    elif mod.startswith("pandas"):
-        if timestamps.isna().any():
-            raise ValueError("timestamps contain nulls")
-        timestamps = timestamps.to_numpy()
-    ts = np.asarray(timestamps)
-    if ts.dtype.kind == "O":
-        try:
-            ts = ts.astype(np.float64) if any(isinstance(x, float) for x in ts.ravel()) else ts.astype(np.int64)
-        except (TypeError, ValueError, OverflowError) as e:
-            raise TypeError(f"timestamps must be numbers: {e}") from None
-    if ts.dtype.kind == "M":
+    if getattr(getattr(timestamps, "dtype", None), "kind", None) == "M":
         raise TypeError("datetime64 timestamps are not supported: pass epoch numbers (e.g. ts.astype('int64'))")
-    if ts.dtype.kind not in "iuf":
-        raise TypeError(f"timestamps must be int or float, got dtype {ts.dtype}")
-    if ts.ndim != 1 or len(ts) != n:
-        raise ValueError(f"timestamps have shape {ts.shape}, expected a scalar or ({n},) to match the keys")
-    if ts.dtype.kind == "f":
-        bad = ~np.isfinite(ts)
-        if bad.any():
-            raise ValueError(f"timestamp at position {int(np.flatnonzero(bad)[0])} is {ts[bad][0].item()!r}")
-        return ts.astype(np.float64, copy=False)
-    if ts.dtype.kind == "u" and ts.size and ts.max() > np.iinfo(np.int64).max:
-        raise ValueError("timestamps do not fit in int64")
-    return ts.astype(np.int64, copy=False)
+    return numeric_vector(timestamps, n, "timestamps")
 
 
 def _weights(weights, n: int) -> np.ndarray | None:
     """Weights as an array of length ``n`` or ``None`` (all 1); the sketch checks integrality."""
-    if weights is None:
-        return None
-    if isinstance(weights, (bool, np.bool_)):
-        raise TypeError("bool weights are not supported")
-    mod = type(weights).__module__ or ""
-    if mod.startswith("pyarrow"):
-        if weights.null_count:
-            raise ValueError("weights contain nulls")
-        weights = weights.to_numpy(zero_copy_only=False)
-    elif mod.startswith("pandas"):
-        if weights.isna().any():
-            raise ValueError("weights contain nulls")
-        weights = weights.to_numpy()
-    w = np.asarray(weights)
-    if w.dtype.kind == "O":
-        try:
-            w = w.astype(np.float64) if any(isinstance(x, float) for x in w.ravel()) else w.astype(np.int64)
-        except (TypeError, ValueError, OverflowError) as e:
-            raise TypeError(f"weights must be numbers: {e}") from None
-    if w.dtype.kind not in "iuf":
-        raise TypeError(f"weights must be int or float, got dtype {w.dtype}")
-    if w.ndim == 0:
-        w = np.full(n, w[()], dtype=w.dtype)
-    if w.ndim != 1 or len(w) != n:
-        raise ValueError(f"weights have shape {w.shape}, expected a scalar or ({n},) to match the keys")
-    if w.dtype.kind == "f" and not np.isfinite(w).all():
-        raise ValueError("weights contain NaN or infinity")
-    if w.dtype.kind == "u":
-        if w.size and w.max() > np.iinfo(np.int64).max:
-            raise ValueError("weights do not fit in int64")
-        w = w.astype(np.int64)
-    return w
+    return None if weights is None else numeric_vector(weights, n, "weights")
 
 
 def _as_sequence(keys):

@@ -399,7 +399,7 @@ def test_invalid_inputs_rejected():
         WindowedSketch(object(), 4)
     with pytest.raises(ValueError, match=r"timestamps have shape \(3,\), expected a scalar or \(2,\)"):
         w.update([1, 2], [1, 2, 3])
-    with pytest.raises(ValueError, match="timestamp at position 1 is nan"):
+    with pytest.raises(ValueError, match=r"timestamps contain NaN or infinity \(position 1 is nan\)"):
         w.update([1, 2], [1.0, float("nan")])
     with pytest.raises(TypeError, match="datetime64"):
         w.update([1], np.array(["2024-01-01"], dtype="datetime64[s]"))
