@@ -28,18 +28,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 import skimsketch as ss  # noqa: E402
-from workloads import paper_error, workloads, zipf_stream  # noqa: E402
+from workloads import best_time, paper_error, workloads, zipf_stream  # noqa: E402
 
 DOMAIN = 1 << 18
-
-
-def best_time(fn, repeat):
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
 
 
 def rate(make, keys, repeat):

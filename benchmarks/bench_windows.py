@@ -20,13 +20,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
-import time
+import sys
 
 import numpy as np
 
 import skimsketch as ss
 from skimsketch.windows import WindowedJoin, WindowedSketch
+
+sys.path.insert(0, os.path.dirname(__file__))
+from workloads import best_time  # noqa: E402
 
 
 def stream(n, rate, jitter, seed):
@@ -36,15 +40,6 @@ def stream(n, rate, jitter, seed):
     if jitter:
         ts = np.maximum(ts - rng.integers(0, jitter + 1, n), 0)
     return keys.astype(np.int64), ts
-
-
-def best_of(repeats, fn):
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def main(argv=None):
@@ -110,7 +105,7 @@ def main(argv=None):
         best = {name: float("inf") for name, _, _, _ in modes}
         for _ in range(args.repeats):  # interleaved, so load changes hit every mode alike
             for name, fn, _, _ in modes:
-                best[name] = min(best[name], best_of(1, fn))
+                best[name] = min(best[name], best_time(fn, 1))
         rates = {name: n / best[name] for name, _, n, _ in modes}
         rows = [(name, rates[name], rates[base or name]) for name, _, _, base in modes]
         for mode, rate, base_rate in rows:

@@ -8,6 +8,8 @@ a uniform background, uniform keys, and a sparse stream over a huge domain
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 
@@ -50,3 +52,13 @@ def paper_error(exact: float, est: float) -> float:
     if est <= exact / 10:
         return 10.0
     return abs(exact - est) / min(exact, est)
+
+
+def best_time(fn, repeat: int) -> float:
+    """Best wall time of ``repeat`` calls of ``fn`` (seconds)."""
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import _CHUNK, _FLOAT_EXACT, Sketch, f2_bound
+from .base import _CHUNK, _FLOAT_EXACT, Sketch
 
 __all__ = ["HashSketch"]
 

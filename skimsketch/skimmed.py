@@ -52,11 +52,11 @@ from functools import lru_cache
 import numpy as np
 
 from . import format as fmt
-from .base import _I64, _checked_add
-from .bounds import check_confidence, chebyshev_k
+from .base import _I64, _checked_add, f2_bound
+from .bounds import chebyshev_k
 from .errors import CorruptSketchError, CounterOverflowError, KeyDomainError
 from .estimate import Estimate
-from .hash_sketch import HashSketch, f2_bound, row_dots
+from .hash_sketch import HashSketch, row_dots
 from .hashing import family
 from .hierarchy import LEVELS, MAX_HIER_DEPTH, MAX_LG, MIN_HIER_DEPTH, MIN_LG, chance_tail, hierarchy
 

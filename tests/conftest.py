@@ -9,7 +9,7 @@ import pytest
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
     """A real local[2] SparkSession shared by every Spark test of the run."""
-    pyspark = pytest.importorskip("pyspark")
+    pytest.importorskip("pyspark")
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)

@@ -1,5 +1,8 @@
 """Factories shared by the core tests: one entry per sketch class."""
 
+import struct
+import zlib
+
 import numpy as np
 
 import skimsketch as ss
@@ -31,3 +34,21 @@ def zipf_keys(rng, m, z, n, shift=0):
 def paper_error(exact, est):
     """SPEC §6: |J - Ĵ| / min(J, Ĵ), an estimate <= J/10 counts as 10."""
     return 10.0 if est <= exact / 10 else abs(exact - est) / min(exact, est)
+
+
+M64 = (1 << 64) - 1
+
+
+def fix_crc(b: bytes) -> bytes:
+    """Recompute a serialised sketch's trailing CRC-32 (to test checks behind it)."""
+    return b[:-4] + struct.pack("<I", zlib.crc32(b[:-4]))
+
+
+def ref_mix(z):
+    """splitmix64 finaliser in plain Python ints (reference for the hashing tests)."""
+    z &= M64
+    z ^= z >> 30
+    z = (z * 0xBF58476D1CE4E5B9) & M64
+    z ^= z >> 27
+    z = (z * 0x94D049BB133111EB) & M64
+    return z ^ (z >> 31)

@@ -7,13 +7,8 @@ import numpy as np
 import pytest
 
 import skimsketch as ss
-from skimsketch import format as fmt
 
-from .sketches import FACTORIES, KINDS, keys
-
-
-def fix_crc(b: bytes) -> bytes:
-    return b[:-4] + struct.pack("<I", zlib.crc32(b[:-4]))
+from .sketches import FACTORIES, KINDS, fix_crc, keys
 
 
 @pytest.fixture(params=KINDS)

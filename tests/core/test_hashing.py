@@ -8,17 +8,9 @@ import pytest
 import skimsketch as ss
 from skimsketch.hashing import AGMS_WORD_BASE, HashFamily, family
 
-M64 = (1 << 64) - 1
+from .sketches import M64, ref_mix
+
 G = 0x9E3779B97F4A7C15
-
-
-def ref_mix(z):
-    z &= M64
-    z ^= z >> 30
-    z = (z * 0xBF58476D1CE4E5B9) & M64
-    z ^= z >> 27
-    z = (z * 0x94D049BB133111EB) & M64
-    return z ^ (z >> 31)
 
 
 def ref_word(seed, x, j):

@@ -1,7 +1,6 @@
 """Unbounded-key skimmed sketches: prefix hierarchy, dense-key search, accuracy, rejects."""
 
 import struct
-import zlib
 
 import numpy as np
 import pytest
@@ -11,22 +10,8 @@ from skimsketch import hierarchy as hi
 from skimsketch import skimmed
 from skimsketch.hashing import family
 
-from .sketches import paper_error
+from .sketches import M64, fix_crc, paper_error, ref_mix
 
-M64 = (1 << 64) - 1
-
-
-def fix_crc(b: bytes) -> bytes:
-    return b[:-4] + struct.pack("<I", zlib.crc32(b[:-4]))
-
-
-def ref_mix(z):
-    z &= M64
-    z ^= z >> 30
-    z = (z * 0xBF58476D1CE4E5B9) & M64
-    z ^= z >> 27
-    z = (z * 0x94D049BB133111EB) & M64
-    return z ^ (z >> 31)
 
 
 def string_universe(seed=0, n_heavy=8, n_light=40_000):
