@@ -55,7 +55,8 @@ class PartialAccumulator:
     ``add(keys, weights, groups)`` takes aligned Arrow arrays (``groups`` a list
     of arrays, empty for ungrouped builds). Rows with a null weight are
     skipped (as SQL ``SUM`` skips them); null keys go to ``null_weight``.
-    Ungrouped input is buffered up to ``chunk_rows`` rows per core update.
+    Input is buffered per group up to ``chunk_rows`` rows per core update; a
+    batch holding a single group (the usual case) is never sorted.
     """
 
     def __init__(self, template: bytes, chunk_rows: int = CHUNK_ROWS):
@@ -63,8 +64,8 @@ class PartialAccumulator:
         self._chunk = chunk_rows
         self._sketches: dict = {}  # group tuple -> sketch
         self._group_arrays: dict = {}  # group tuple -> list of 1-row arrays (original types)
-        self._pending: list = []
-        self._pending_rows = 0
+        self._pending: dict = {}  # group tuple -> [(keys, weights)]
+        self._pending_rows: dict = {}
 
     def _sketch(self, gid, group_arrays=()):
         sk = self._sketches.get(gid)
@@ -83,16 +84,24 @@ class PartialAccumulator:
         if len(keys):
             sk.update(keys, weights=weights)
 
-    def _flush(self):
+    def _flush(self, gid):
         import pyarrow as pa
 
-        if not self._pending:
+        parts = self._pending.pop(gid, None)
+        self._pending_rows.pop(gid, None)
+        if not parts:
             return
-        keys = pa.concat_arrays([k for k, _ in self._pending])
-        ws = [w for _, w in self._pending]
-        weights = None if ws[0] is None else pa.concat_arrays(ws)
-        self._pending, self._pending_rows = [], 0
-        self._fill(self._sketch(()), keys, weights)
+        keys = parts[0][0] if len(parts) == 1 else pa.concat_arrays([k for k, _ in parts])
+        ws = [w for _, w in parts]
+        weights = None if ws[0] is None else (ws[0] if len(ws) == 1 else pa.concat_arrays(ws))
+        self._fill(self._sketch(gid), keys, weights)
+
+    def _buffer(self, gid, firsts, keys, weights):
+        self._sketch(gid, firsts)
+        self._pending.setdefault(gid, []).append((keys, weights))
+        n = self._pending_rows[gid] = self._pending_rows.get(gid, 0) + len(keys)
+        if n >= self._chunk:
+            self._flush(gid)
 
     def add(self, keys, weights=None, groups=()):
         import numpy as np
@@ -106,16 +115,17 @@ class PartialAccumulator:
         if len(keys) == 0:
             return
         if not groups:
-            self._pending.append((keys, weights))
-            self._pending_rows += len(keys)
-            if self._pending_rows >= self._chunk:
-                self._flush()
+            self._buffer((), (), keys, weights)
             return
         groups = [g.combine_chunks() if isinstance(g, pa.ChunkedArray) else g for g in groups]
         code = np.zeros(len(keys), dtype=np.int64)
         for g in groups:
             enc = pc.dictionary_encode(g, null_encoding="encode")
             code = code * (len(enc.dictionary) + 1) + enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        if code.min() == code.max():  # one group in this batch
+            firsts = [g.slice(0, 1) for g in groups]
+            self._buffer(tuple(a[0].as_py() for a in firsts), firsts, keys, weights)
+            return
         order = np.argsort(code, kind="stable")
         sorted_codes = code[order]
         starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
@@ -123,13 +133,14 @@ class PartialAccumulator:
         for s, e in zip(starts, ends):
             first = pa.array([int(order[s])])
             firsts = [g.take(first) for g in groups]
-            gid = tuple(a[0].as_py() for a in firsts)
             rows = pa.array(order[s:e])
-            self._fill(self._sketch(gid, firsts), keys.take(rows), None if weights is None else weights.take(rows))
+            self._buffer(tuple(a[0].as_py() for a in firsts), firsts, keys.take(rows),
+                         None if weights is None else weights.take(rows))
 
     def results(self):
         """``[(group arrays, sketch bytes)]`` of the non-empty partial sketches."""
-        self._flush()
+        for gid in list(self._pending):
+            self._flush(gid)
         return [(self._group_arrays[g], sk.to_bytes()) for g, sk in self._sketches.items() if not sk.is_empty]
 
 
@@ -248,40 +259,28 @@ def sketch_pair(left, lcol: str, right, rcol: str, template, lweight: str | None
                 rweight: str | None = None, *, chunk_rows: int = CHUNK_ROWS):
     """Sketches ``(a, b)`` of ``left[lcol]`` and ``right[rcol]``, both from ``template.empty_like()``.
 
-    One Spark job over the union of the two key columns (tagged by side), so
-    both tables are scanned in a single stage; only partial sketches reach the
-    driver. Each result is byte-identical to :func:`sketch_column` of its side
-    (integer weights): integer keys are widened to bigint and string keys read
-    as their UTF-8 bytes, which the core hashes identically.
+    One Spark job: the two tables' partial sketches (:func:`sketch_partials`,
+    tagged by side) are unioned and collected together, so both scans run in
+    one stage and only partial sketches reach the driver. Each result is
+    byte-identical to :func:`sketch_column` of its side (integer weights).
+    Integer keys only pair with integer keys, string/binary with string/binary.
     """
     from pyspark.sql import functions as F
 
     from ._common import key_family
 
     require_sketch(template, "template")
-    lf, rf = check_key_field(left, lcol), check_key_field(right, rcol)
-    fam = key_family(lf.dataType.simpleString())
-    if fam != key_family(rf.dataType.simpleString()):
-        raise ValueError(f"key columns {lcol!r} and {rcol!r} have incompatible types "
-                         f"{lf.dataType.simpleString()} and {rf.dataType.simpleString()}")
-    key_type = "binary" if fam == "bytes" else "bigint"
-    floats = any(check_weight_field(df, w).dataType.simpleString() in ("float", "double")
-                 for df, w in ((left, lweight), (right, rweight)) if w is not None)
-    weighted = lweight is not None or rweight is not None
-    wtype = "double" if floats else "bigint"
-
-    def side(df, col, w, tag):
-        cols = [F.col(col).cast(key_type).alias("__k")]
-        if weighted:
-            cols.append((F.col(w) if w is not None else F.lit(1)).cast(wtype).alias("__w"))
-        cols.append(F.lit(tag).alias("__side"))
-        return df.select(*cols)
-
-    both = side(left, lcol, lweight, 0).unionByName(side(right, rcol, rweight, 1))
-    parts = sketch_partials(both, "__k", template, "__w" if weighted else None, by="__side",
-                            chunk_rows=chunk_rows).collect()
+    lt = check_key_field(left, lcol).dataType.simpleString()
+    rt = check_key_field(right, rcol).dataType.simpleString()
+    if key_family(lt) != key_family(rt):
+        raise ValueError(f"key columns {lcol!r} and {rcol!r} have incompatible types {lt} and {rt}")
+    side = "__skim_side"
+    parts = (sketch_partials(left, lcol, template, lweight, chunk_rows=chunk_rows).withColumn(side, F.lit(0))
+             .unionByName(sketch_partials(right, rcol, template, rweight, chunk_rows=chunk_rows)
+                          .withColumn(side, F.lit(1)))
+             .collect())
     out = []
     for tag in (0, 1):
-        sk = merge_blobs([r["sketch"] for r in parts if r["__side"] == tag], "partial sketch")
+        sk = merge_blobs([r[_SKETCH_COL] for r in parts if r[side] == tag], "partial sketch")
         out.append(template.empty_like() if sk is None else template.empty_like().merge(sk))
     return tuple(out)
