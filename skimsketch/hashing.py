@@ -23,6 +23,9 @@ Definition (all arithmetic on unsigned 64-bit words, modulo 2**64)::
 * AGMS counter (p, q): sign from bit ``q & 63`` of ``word_{2**20 + p*2**12 + (q>>6)}``,
   so an AGMS sketch's counters do not depend on its shape: a smaller sketch
   with the same seed is a sub-grid of a larger one.
+* The prefix hierarchy of unbounded-key skimmed sketches draws its tables
+  from ``T_0`` at word indices ``>= 2**22`` (definition in
+  :mod:`skimsketch.hierarchy`); no other sketch uses those words.
 
 Guarantees. ``word_j`` is Thorup and Zhang's tabulation hash for two 16-bit
 characters with the derived character ``c0 + c1`` (SODA 2004), which is
