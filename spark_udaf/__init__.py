@@ -14,7 +14,7 @@ The core package never imports pyspark; this package needs pyspark, pyarrow
 and pandas (the ``spark`` extra). See docs/spark.md.
 """
 
-from .build import merge_sketch_column, sketch_by, sketch_column, sketch_pair, sketch_partials
+from .build import merge_sketch_column, sketch_by, sketch_column, sketch_pair, sketch_parquet, sketch_partials
 from .cluster import ship_package
 from .estimate import estimate_join_size, relative_half_width
 from .exact import exact_join_size, exact_self_join_size, frequencies
@@ -24,6 +24,7 @@ from .streaming import StreamingSketch, read_state
 __all__ = [
     "sketch_column",
     "sketch_pair",
+    "sketch_parquet",
     "sketch_partials",
     "sketch_by",
     "merge_sketch_column",

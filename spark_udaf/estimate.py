@@ -9,7 +9,7 @@ import time
 import skimsketch as ss
 
 from ._common import check_weight_field, require_sketch
-from .build import sketch_column, sketch_pair
+from .build import sketch_column, sketch_pair, sketch_parquet
 from .exact import _check_keys, exact_join_size
 
 __all__ = ["estimate_join_size", "relative_half_width"]
@@ -23,6 +23,24 @@ def relative_half_width(est: ss.Estimate) -> float:
     if est.value == 0 or math.isnan(half):
         return math.inf
     return half / abs(est.value)
+
+
+def _parquet_path(x):
+    """``[paths]`` if ``x`` is a Parquet path (str) or list of paths, else ``None`` (a DataFrame)."""
+    if isinstance(x, str):
+        return [x]
+    if isinstance(x, (list, tuple)) and x and all(isinstance(p, str) for p in x):
+        return list(x)
+    return None
+
+
+def _active_session():
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.getActiveSession()
+    if spark is None:
+        raise ValueError("Parquet paths need an active SparkSession")
+    return spark
 
 
 def _default_sketch(left, lweight, right, rweight, width, depth, seed):
@@ -39,6 +57,9 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
                        single_job: bool = True, merge: str = "driver") -> ss.Estimate:
     """Estimate ``|left ⋈ right|`` on ``lcol = rcol`` from two sketches built on the executors.
 
+    ``left``/``right`` are DataFrames, or Parquet paths (a str or list of str)
+    whose column is then read by :func:`~spark_udaf.build.sketch_parquet` (the
+    fast path; the exact fallback reads them with ``spark.read.parquet``).
     ``sketch`` is the template (its kind, shape and seed; both sides use
     ``sketch.empty_like()``); by default a ``HashSketch(width, depth, seed)``
     (float counters when a weight column is floating-point). With
@@ -56,11 +77,23 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
     """
     if tolerance is not None and not (tolerance >= 0 and math.isfinite(tolerance)):
         raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
+    lpath, rpath = _parquet_path(left), _parquet_path(right)
+    if lpath is not None or rpath is not None:
+        spark = _active_session()
+        left = left if lpath is None else spark.read.parquet(*lpath)
+        right = right if rpath is None else spark.read.parquet(*rpath)
     _check_keys(left, lcol, right, rcol)
     template = _default_sketch(left, lweight, right, rweight, width, depth, seed) if sketch is None \
         else require_sketch(sketch, "sketch")
     t0 = time.perf_counter()
-    if single_job:
+    if lpath is not None or rpath is not None:
+        a = sketch_parquet(spark, lpath, lcol, template.empty_like(), lweight) if lpath is not None \
+            else sketch_column(left, lcol, template.empty_like(), lweight, merge=merge)
+        t1 = time.perf_counter()
+        b = sketch_parquet(spark, rpath, rcol, template.empty_like(), rweight) if rpath is not None \
+            else sketch_column(right, rcol, template.empty_like(), rweight, merge=merge)
+        t2 = time.perf_counter()
+    elif single_job:
         a, b = sketch_pair(left, lcol, right, rcol, template, lweight, rweight)
         t1 = t2 = time.perf_counter()
     else:

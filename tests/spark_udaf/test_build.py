@@ -166,3 +166,27 @@ def test_sketch_by_string_groups(frame):
     for r in rows[:20]:
         sub = pdf[pdf["s"].isna()] if r.s is None else pdf[pdf["s"] == r.s]
         assert r.sketch == ss.HashSketch(width=32, depth=3, seed=2).update(sub["k"]).to_bytes(), r.s
+
+
+def test_sketch_parquet_matches_sketch_column_and_in_memory(spark, frame, tmp_path):
+    pdf, df = frame
+    path = str(tmp_path / "t")
+    # 3 files, several row groups each (tiny parquet.block.size)
+    df.repartition(3).write.option("parquet.block.size", 4096).parquet(path)
+    tmpl = ss.HashSketch(width=64, depth=5, seed=4)
+    expected = tmpl.empty_like().update(pdf["k"], weights=pdf["w"].to_numpy()).to_bytes()
+    for tasks in (1, 2, 8):  # whole files per task, and row groups split across tasks
+        got = spark_udaf.sketch_parquet(spark, path, "k", tmpl.empty_like(), weight="w", tasks=tasks)
+        assert got.to_bytes() == expected, tasks
+    got = spark_udaf.sketch_parquet(spark, [path], "s", tmpl.empty_like(), chunk_rows=500)
+    assert got.to_bytes() == tmpl.empty_like().update(pdf["s"].tolist()).to_bytes()
+    assert got == spark_udaf.sketch_column(spark.read.parquet(path), "s", tmpl.empty_like())
+
+
+def test_sketch_parquet_rejects_partition_columns(spark, tmp_path):
+    path = str(tmp_path / "p")
+    spark.createDataFrame([(1, 10), (2, 20)], "k bigint, day bigint").write.partitionBy("day").parquet(path)
+    with pytest.raises(ValueError, match="'day' is not stored in the Parquet files"):
+        spark_udaf.sketch_parquet(spark, path, "day", ss.HashSketch(width=8, depth=3, seed=1))
+    got = spark_udaf.sketch_parquet(spark, path, "k", ss.HashSketch(width=8, depth=3, seed=1))
+    assert got.to_bytes() == ss.HashSketch(width=8, depth=3, seed=1).update([1, 2]).to_bytes()

@@ -80,3 +80,14 @@ def test_two_job_path_gives_the_same_answer(tables):
     one = spark_udaf.estimate_join_size(F, "k", G, "k", template)
     two = spark_udaf.estimate_join_size(F, "k", G, "k", template, single_job=False, merge="tree")
     assert (one.value, one.low, one.high) == (two.value, two.low, two.high)
+
+
+def test_parquet_path_inputs_use_the_fast_path(spark, tables, tmp_path):
+    f, g, F, G = tables
+    F.write.parquet(str(tmp_path / "f"))
+    template = ss.HashSketch(width=128, depth=5, seed=2)
+    from_df = spark_udaf.estimate_join_size(F, "k", G, "k", template)
+    from_path = spark_udaf.estimate_join_size(str(tmp_path / "f"), "k", G, "k", template)
+    assert (from_path.value, from_path.low, from_path.high) == (from_df.value, from_df.low, from_df.high)
+    fb = spark_udaf.estimate_join_size([str(tmp_path / "f")], "k", G, "k", width=8, depth=3, tolerance=0.0)
+    assert fb.method == "exact" and fb.value == ss.exact_join_size(f["k"], g["k"])
