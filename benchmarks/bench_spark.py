@@ -7,10 +7,12 @@ one warm-up run of each; repetitions interleaved across cases so that
 background load affects them alike):
 
 * building: ``spark_udaf.sketch_column`` (HashSketch and SkimmedSketch,
-  width x depth) versus Spark's Count-Min sketch of the same shape on the same
-  column, both through the DataFrame API (``df.stat.countMinSketch``) and the
+  width x depth; also with 131072-row Arrow batches) and
+  ``spark_udaf.sketch_parquet`` (pyarrow reads the files on the executors)
+  versus Spark's Count-Min sketch of the same shape on the same column, both through the DataFrame API (``df.stat.countMinSketch``) and the
   SQL aggregate (``count_min_sketch``); target: sketch_column <= 1.5x Spark;
-* joining: ``spark_udaf.estimate_join_size`` (two sketches + estimate) versus
+* joining: ``spark_udaf.estimate_join_size`` (two sketches + estimate; from
+  the DataFrames, and from the Parquet paths, i.e. ``sketch_parquet``) versus
   ``spark_udaf.exact_join_size`` (grouped counts, join, sum); target: <= 1/3.
 
 "shuffle bytes" is the sum of ``shuffleWriteBytes`` over the stages the
@@ -130,8 +132,14 @@ def main(argv=None):
 
         template = ss.SkimmedSketch(width=W, depth=D, seed=1, domain=2**18)
 
+        def parquet_sketch():
+            return spark_udaf.sketch_parquet(spark, lpath, "k", ss.HashSketch(width=W, depth=D, seed=1))
+
         def estimate():
             return spark_udaf.estimate_join_size(left, "k", right, "k", template)
+
+        def estimate_parquet():
+            return spark_udaf.estimate_join_size(lpath, "k", rpath, "k", template)
 
         def exact():
             return spark_udaf.exact_join_size(left, "k", right, "k")
@@ -142,10 +150,12 @@ def main(argv=None):
             ("build: sketch_column HashSketch", hash_sketch, args.rows),
             ("build: sketch_column SkimmedSketch", skimmed_sketch, args.rows),
             ("build: sketch_column HashSketch, Arrow batch 131072", with_batch(hash_sketch), args.rows),
-            ("join: estimate_join_size (2 skimmed sketches, 1 job)", estimate, 2 * args.rows),
+            ("build: sketch_parquet HashSketch (pyarrow reads)", parquet_sketch, args.rows),
+            ("join: estimate_join_size DataFrames (skimmed, 1 job)", estimate, 2 * args.rows),
+            ("join: estimate_join_size Parquet paths (skimmed)", estimate_parquet, 2 * args.rows),
             ("join: exact_join_size (grouped counts)", exact, 2 * args.rows),
         ]
-        n_build = 5
+        n_build = 6
         for _, fn, _ in cases:
             timer.run(fn)  # warm-up: Python workers, JIT, file listing
         # interleaved repetitions: every case sees the same background load on average
@@ -166,10 +176,11 @@ def main(argv=None):
         print(f"sketch_column moves no rows: the driver receives at most one partial per input partition "
               f"({left.rdd.getNumPartitions()} x {nbytes:,} B); load average at end {os.getloadavg()[0]:.1f}")
         b_cms = min(results[cases[0][0]][0], results[cases[1][0]][0])
-        for n in (cases[2][0], cases[3][0], cases[4][0]):
+        for n in (cases[2][0], cases[3][0], cases[4][0], cases[5][0]):
             print(f"ratio {n.split(': ')[1]} / fastest Spark Count-Min: {results[n][0] / b_cms:.2f} (target <= 1.5)")
-        est, ex = results[cases[5][0]], results[cases[6][0]]
-        print(f"ratio estimate / exact: {est[0] / ex[0]:.2f} (target <= 0.33)")
+        est, estp, ex = results[cases[6][0]], results[cases[7][0]], results[cases[8][0]]
+        print(f"ratio estimate (DataFrames) / exact: {est[0] / ex[0]:.2f} (target <= 0.33)")
+        print(f"ratio estimate (Parquet paths) / exact: {estp[0] / ex[0]:.2f} (target <= 0.33)")
         e = est[1]
         print(f"estimate {e.value:,.0f} [{e.low:,.0f}, {e.high:,.0f}] ({e.method}); exact {ex[1]:,}; "
               f"error {abs(e.value - ex[1]) / ex[1]:.2%}; sketch bytes {e.detail['sketch_bytes']:,}")
