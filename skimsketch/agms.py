@@ -67,6 +67,18 @@ class AGMSSketch(Sketch):
             delta = np.rint(delta).astype(np.int64) if delta.dtype != np.int64 else delta
         return delta
 
+    def subsketch(self, width: int, depth: int) -> "AGMSSketch":
+        """The sketch with shape ``(width, depth)`` and the same seed, without re-reading the
+        stream: AGMS counters do not depend on the shape, so it is the sub-grid
+        ``[:depth, :width]`` of this one (exactly what updating it would give)."""
+        if not (isinstance(width, int) and isinstance(depth, int) and 1 <= width <= self._width
+                and 1 <= depth <= self._depth):
+            raise ValueError(f"subsketch shape must be within {self._depth}x{self._width}, got {depth}x{width}")
+        out = AGMSSketch(width, depth, self._seed, self._dtype)
+        out._counters = self._counters[:depth, :width].copy()
+        out._total, out._null = self._total, self._null
+        return out
+
     # -- per-table estimates (queries live in Sketch) ----------------------
     def _join_tables(self, other) -> np.ndarray:
         """Row means of ``Xf[p][q] * Xg[p][q]``."""

@@ -132,3 +132,7 @@ def test_agms_counters_do_not_depend_on_shape():
     big = ss.AGMSSketch(100, 7, seed=9).update(k)
     small = ss.AGMSSketch(37, 3, seed=9).update(k)
     assert np.array_equal(big.counters[:3, :37], small.counters)
+    assert big.subsketch(37, 3) == small and big.subsketch(37, 3).to_bytes() == small.to_bytes()
+    for bad in ((101, 3), (37, 8), (0, 1)):
+        with pytest.raises(ValueError, match="subsketch shape"):
+            big.subsketch(*bad)
