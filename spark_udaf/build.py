@@ -346,7 +346,8 @@ def sketch_parquet(spark, path, column: str, sketch, weight: str | None = None, 
     if not files:
         return sketch
     fs, first = pafs.FileSystem.from_uri(_arrow_uri(files[0]))
-    stored = set(pq.read_schema(fs.open_input_file(first)).names)
+    with fs.open_input_file(first) as fh:
+        stored = set(pq.read_schema(fh).names)
     for c in columns:
         if c not in stored:
             raise ValueError(f"column {c!r} is not stored in the Parquet files (a partition column?); "
