@@ -108,12 +108,14 @@ def main(argv=None) -> int:
             spark_udaf.ship_package(spark)
         if args.left:
             left, right = spark.read.parquet(args.left), spark.read.parquet(args.right)
+            src_left, src_right = args.left, args.right  # paths: estimate reads them with sketch_parquet
             lcol = rcol = args.column
             what = f"left {args.left}, right {args.right} (column {args.column})"
         else:
             left = zipf_table(spark, args.rows, args.zipf, args.domain, 0, args.data_seed, args.partitions)
             right = zipf_table(spark, args.right_rows, args.zipf, args.domain, args.shift, args.data_seed + 1,
                                args.partitions)
+            src_left, src_right = left, right
             lcol = rcol = "k"
             what = (f"left {args.rows:,} rows, right {args.right_rows:,} rows; Zipf z={args.zipf} over "
                     f"[0, {args.domain:,}), right shifted by {args.shift}")
@@ -123,7 +125,7 @@ def main(argv=None) -> int:
         print(f"sketch     : {type(template).__name__} width={args.width} depth={args.depth} seed={args.seed}"
               f" ({len(template.to_bytes()):,} bytes each)")
         t0 = time.perf_counter()
-        est = spark_udaf.estimate_join_size(left, lcol, right, rcol, template, confidence=args.confidence,
+        est = spark_udaf.estimate_join_size(src_left, lcol, src_right, rcol, template, confidence=args.confidence,
                                             tolerance=args.tolerance)
         t_est = time.perf_counter() - t0
         d = est.detail
@@ -134,7 +136,8 @@ def main(argv=None) -> int:
             print(f"fallback   : interval half-width {d['relative_half_width']:.1%} > tolerance "
                   f"{args.tolerance:.1%}: answered exactly ({_fmt(est.value)})")
         secs = d["seconds"]
-        line = f"timings    : both sketches {secs['sketches']:.2f} s (one Spark job), estimate {secs['estimate']:.3f} s"
+        how = "sketch_parquet" if args.left else "one Spark job"
+        line = f"timings    : both sketches {secs['sketches']:.2f} s ({how}), estimate {secs['estimate']:.3f} s"
         if "exact" in secs:
             line += f", exact fallback {secs['exact']:.2f} s"
         line += f"; total {t_est:.2f} s"
