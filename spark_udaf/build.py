@@ -191,7 +191,7 @@ def sketch_partials(df, column: str, sketch, weight: str | None = None, by=None,
 
 
 def sketch_column(df, column: str, sketch, weight: str | None = None, *, merge: str = "driver",
-                  chunk_rows: int = CHUNK_ROWS):
+                  chunk_rows: int = CHUNK_ROWS, parquet_fast_path: bool = True):
     """Fill ``sketch`` with ``df[column]`` (weighted by ``df[weight]``) and return it.
 
     Partial sketches are built per partition on the executors
@@ -201,9 +201,20 @@ def sketch_column(df, column: str, sketch, weight: str | None = None, *, merge: 
     non-empty partition); ``merge="tree"`` merges them on the executors with
     ``treeReduce`` first, so the driver receives a single sketch. Null keys add
     to ``sketch.null_weight``; rows with a null weight are skipped.
+
+    When ``df`` is exactly a scan of Parquet files (``spark.read.parquet(...)``,
+    possibly with plain column selections — no filter, no derived column, no
+    repartition; see :func:`plain_parquet_scan`) the columns are read with
+    pyarrow on the executors instead (:func:`sketch_parquet`), skipping Spark's
+    row-to-Arrow conversion; the result is the same sketch.
+    ``parquet_fast_path=False`` always uses ``mapInArrow``.
     """
     if merge not in ("driver", "tree"):
         raise ValueError(f"merge must be 'driver' or 'tree', got {merge!r}")
+    if parquet_fast_path:
+        paths = plain_parquet_scan(df)
+        if paths:
+            return sketch_parquet(df.sparkSession, paths, column, sketch, weight, chunk_rows=chunk_rows)
     parts = sketch_partials(df, column, sketch, weight, chunk_rows=chunk_rows)
     if merge == "driver":
         blobs = [r[0] for r in parts.collect()]
@@ -214,6 +225,32 @@ def sketch_column(df, column: str, sketch, weight: str | None = None, *, merge: 
     if total is not None:
         sketch.merge(total)
     return sketch
+
+
+def plain_parquet_scan(df):
+    """The Parquet files ``df`` reads if it is nothing but a scan of them, else ``None``.
+
+    "Nothing but a scan": the optimized plan is a Parquet file relation, under
+    at most projections that only select columns (no filter, cast, derived
+    column, join, repartition or sample). Reads the plan through the classic
+    (py4j) API; for anything else (Spark Connect included) returns ``None``.
+    """
+    try:
+        plan = df._jdf.queryExecution().optimizedPlan()
+        while plan.getClass().getSimpleName() == "Project":
+            exprs = plan.projectList()
+            if any(exprs.apply(i).getClass().getSimpleName() != "AttributeReference" for i in range(exprs.size())):
+                return None
+            plan = plan.child()
+        if plan.getClass().getSimpleName() != "LogicalRelation":
+            return None
+        fmt = plan.relation().fileFormat().getClass().getSimpleName()
+    except Exception:  # not classic Spark, or a relation without a file format
+        return None
+    if fmt != "ParquetFileFormat":
+        return None
+    files = list(df.inputFiles())
+    return files or None
 
 
 def _merge_two(a, b):

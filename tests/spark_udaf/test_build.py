@@ -190,3 +190,31 @@ def test_sketch_parquet_rejects_partition_columns(spark, tmp_path):
         spark_udaf.sketch_parquet(spark, path, "day", ss.HashSketch(width=8, depth=3, seed=1))
     got = spark_udaf.sketch_parquet(spark, path, "k", ss.HashSketch(width=8, depth=3, seed=1))
     assert got.to_bytes() == ss.HashSketch(width=8, depth=3, seed=1).update([1, 2]).to_bytes()
+
+
+def test_sketch_column_takes_the_parquet_fast_path_only_for_plain_scans(spark, tmp_path):
+    """A bare Parquet scan is read with pyarrow on the executors; anything else
+    (filter, derived column, repartition, non-file source) goes through mapInArrow;
+    both give the in-memory sketch byte for byte."""
+    import pandas as pd
+    from pyspark.sql import functions as F
+
+    from spark_udaf.build import plain_parquet_scan, sketch_column
+
+    rng = np.random.default_rng(5)
+    pdf = pd.DataFrame({"k": rng.integers(0, 1000, 5000), "w": rng.integers(1, 5, 5000),
+                        "s": [f"x{i % 50}" for i in range(5000)]})
+    spark.createDataFrame(pdf).repartition(3).write.parquet(str(tmp_path / "t"))
+    df = spark.read.parquet(str(tmp_path / "t"))
+    assert len(plain_parquet_scan(df)) == 3 and plain_parquet_scan(df.select("k", "w"))
+    for not_plain in (df.filter("k > 3"), df.withColumn("k2", F.col("k") + 1), df.repartition(4), spark.range(10)):
+        assert plain_parquet_scan(not_plain) is None
+    template = ss.HashSketch(256, 5, seed=3)
+    expected = template.empty_like().update(pdf.k.values, weights=pdf.w.values).to_bytes()
+    fast = sketch_column(df, "k", template.empty_like(), "w")
+    slow = sketch_column(df, "k", template.empty_like(), "w", parquet_fast_path=False)
+    assert fast.to_bytes() == slow.to_bytes() == expected
+    strings = sketch_column(df.select("s"), "s", template.empty_like())
+    assert strings.to_bytes() == template.empty_like().update(list(pdf.s)).to_bytes()
+    filtered = sketch_column(df.filter("k >= 500"), "k", template.empty_like())
+    assert filtered.to_bytes() == template.empty_like().update(pdf.k.values[pdf.k.values >= 500]).to_bytes()
