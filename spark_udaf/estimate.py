@@ -9,7 +9,7 @@ import time
 import skimsketch as ss
 
 from ._common import check_weight_field, require_sketch
-from .build import sketch_column, sketch_pair, sketch_parquet
+from .build import plain_parquet_scan, sketch_column, sketch_pair, sketch_parquet
 from .exact import _check_keys, exact_join_size
 
 __all__ = ["estimate_join_size", "relative_half_width"]
@@ -71,9 +71,10 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
     (``"exact"`` after a fallback); ``result.detail`` records ``answered_by``
     (``"sketch"``/``"exact"``), the sketch estimate, the relative half-width,
     the sketches' bytes and the seconds spent on each step. Both sketches are
-    built in one Spark job (:func:`~spark_udaf.build.sketch_pair`); with
-    ``single_job=False`` by two :func:`~spark_udaf.build.sketch_column` jobs
-    (merged per ``merge``).
+    built in one Spark job (:func:`~spark_udaf.build.sketch_pair`) — except
+    when both are plain Parquet scans, which two :func:`~spark_udaf.build.sketch_column`
+    jobs read faster with pyarrow; with ``single_job=False`` always by two
+    :func:`~spark_udaf.build.sketch_column` jobs (merged per ``merge``).
     """
     if tolerance is not None and not (tolerance >= 0 and math.isfinite(tolerance)):
         raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
@@ -93,7 +94,7 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
         b = sketch_parquet(spark, rpath, rcol, template.empty_like(), rweight) if rpath is not None \
             else sketch_column(right, rcol, template.empty_like(), rweight, merge=merge)
         t2 = time.perf_counter()
-    elif single_job:
+    elif single_job and not (plain_parquet_scan(left) and plain_parquet_scan(right)):
         a, b = sketch_pair(left, lcol, right, rcol, template, lweight, rweight)
         t1 = t2 = time.perf_counter()
     else:
