@@ -90,16 +90,14 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
     if lpath is not None or rpath is not None:
         a = sketch_parquet(spark, lpath, lcol, template.empty_like(), lweight) if lpath is not None \
             else sketch_column(left, lcol, template.empty_like(), lweight, merge=merge)
-        t1 = time.perf_counter()
         b = sketch_parquet(spark, rpath, rcol, template.empty_like(), rweight) if rpath is not None \
             else sketch_column(right, rcol, template.empty_like(), rweight, merge=merge)
         t2 = time.perf_counter()
     elif single_job and not (plain_parquet_scan(left) and plain_parquet_scan(right)):
         a, b = sketch_pair(left, lcol, right, rcol, template, lweight, rweight)
-        t1 = t2 = time.perf_counter()
+        t2 = time.perf_counter()
     else:
         a = sketch_column(left, lcol, template.empty_like(), lweight, merge=merge)
-        t1 = time.perf_counter()
         b = sketch_column(right, rcol, template.empty_like(), rweight, merge=merge)
         t2 = time.perf_counter()
     est = a.join_size(b, confidence=confidence)
