@@ -18,22 +18,17 @@ Best of ``--repeat`` runs for each.
 from __future__ import annotations
 
 import argparse
-import time
+import os
+import sys
 
 import numpy as np
 
 import skimsketch as ss
 
+sys.path.insert(0, os.path.dirname(__file__))
+from workloads import best_time  # noqa: E402
+
 DOMAIN = 1 << 18
-
-
-def best_time(fn, repeat):
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
 
 
 def zipf(rng, n, m, z):

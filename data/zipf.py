@@ -131,6 +131,14 @@ def shift_keys(keys: np.ndarray, shift: int, domain: int, overflow: str = "wrap"
     return moved[moved < int(domain)]
 
 
+def _unshifted_counts(n, domain, z, seed, shift, overflow, stream):
+    """Validate, then draw the unshifted counts: (the generator, for what follows; counts)."""
+    _check(n, domain, z)
+    _check_shift(shift, domain, overflow)
+    rng = generator(seed, stream)
+    return rng, rng.multinomial(int(n), zipf_probabilities(domain, z)).astype(np.int64)
+
+
 def zipf_frequencies(
     n: int,
     domain: int,
@@ -146,10 +154,7 @@ def zipf_frequencies(
     The unshifted counts are one multinomial draw from generator ``(seed,
     stream)``; ``shift``/``overflow`` then apply :func:`shift_frequencies`.
     """
-    _check(n, domain, z)
-    _check_shift(shift, domain, overflow)
-    rng = generator(seed, stream)
-    counts = rng.multinomial(int(n), zipf_probabilities(domain, z)).astype(np.int64)
+    _, counts = _unshifted_counts(n, domain, z, seed, shift, overflow, stream)
     return shift_frequencies(counts, shift, overflow)
 
 
@@ -170,10 +175,7 @@ def zipf_stream(
     those values repeated by their counts and permuted with the same generator.
     With ``overflow="drop"`` it has ``n`` minus the dropped tail elements.
     """
-    _check(n, domain, z)
-    _check_shift(shift, domain, overflow)
-    rng = generator(seed, stream)
-    counts = rng.multinomial(int(n), zipf_probabilities(domain, z)).astype(np.int64)
+    rng, counts = _unshifted_counts(n, domain, z, seed, shift, overflow, stream)
     keys = np.repeat(np.arange(int(domain), dtype=np.int64), counts)
     keys = rng.permutation(keys)
     if shift:
