@@ -4,7 +4,8 @@ Aggregates (build and merge sketches; results are the core's bytes)::
 
     skim_sketch(key, width, depth, seed)                  -- HashSketch of key
     skim_sketch_weighted(key, weight, width, depth, seed) -- HashSketch, weight per row
-    skim_skimmed_sketch(key, width, depth, seed, domain)  -- SkimmedSketch, keys in [0, domain)
+    skim_skimmed_sketch(key, width, depth, seed, domain)  -- SkimmedSketch, keys in [0, domain);
+                                                             domain NULL: unbounded int/string keys
     skim_merge(sketch)                                    -- merge of sketch bytes
 
 Table function (map-side building, the scalable SQL path)::
@@ -56,12 +57,14 @@ INFO_TYPE = ("struct<kind: string, width: int, depth: int, seed: bigint, total_w
 
 # -- plain Python implementations (run inside workers; unit-testable) -------------
 
-def _constant(arr, name: str, fn: str):
-    """The single non-null value of a constant parameter column."""
+def _constant(arr, name: str, fn: str, nullable: bool = False):
+    """The single value of a constant parameter column (``None`` when ``nullable`` and all NULL)."""
     import pyarrow.compute as pc
 
+    if nullable and arr.null_count == len(arr):
+        return None
     if arr.null_count:
-        raise ValueError(f"{fn}: parameter {name} must not be NULL")
+        raise ValueError(f"{fn}: parameter {name} must not be NULL" + (" in some rows only" if nullable else ""))
     mm = pc.min_max(arr).as_py()
     if mm["min"] != mm["max"]:
         raise ValueError(f"{fn}: parameter {name} must be constant within a group, got {mm['min']} and {mm['max']}")
@@ -71,7 +74,8 @@ def _constant(arr, name: str, fn: str):
 def _new_sketch(fn: str, kind: str, width, depth, seed, domain=None, dtype="int64"):
     try:
         if kind == "skimmed":
-            return ss.SkimmedSketch(width=int(width), depth=int(depth), seed=int(seed), domain=int(domain), dtype=dtype)
+            return ss.SkimmedSketch(width=int(width), depth=int(depth), seed=int(seed),
+                                    domain=None if domain is None else int(domain), dtype=dtype)
         if kind == "agms":
             return ss.AGMSSketch(width=int(width), depth=int(depth), seed=int(seed), dtype=dtype)
         return ss.HashSketch(width=int(width), depth=int(depth), seed=int(seed), dtype=dtype)
@@ -96,7 +100,7 @@ def build_from_batches(fn: str, kind: str, batches, weighted: bool, n_params: in
         if len(keys) == 0:
             continue
         names = ("width", "depth", "seed", "domain")[:n_params]
-        these = tuple(_constant(c, n, fn) for c, n in zip(pcols, names))
+        these = tuple(_constant(c, n, fn, nullable=n == "domain") for c, n in zip(pcols, names))
         if params is None:
             params = these
             dtype = _weight_dtype(weights) if weighted else "int64"
@@ -309,7 +313,7 @@ def _partials_udtf():
             params = [_constant(width, "width", fn), _constant(depth, "depth", fn), _constant(seed, "seed", fn)]
             kind = "hash"
             if domain is not None:
-                params.append(_constant(domain, "domain", fn))
+                params.append(_constant(domain, "domain", fn, nullable=True))
                 kind = "skimmed"
             weights = batch.column("weight") if "weight" in names else None
             if self._acc is None:

@@ -69,6 +69,12 @@ def test_weighted_and_skimmed_builders(sql):
     np.testing.assert_allclose(got.counters, expected.counters, rtol=1e-12, atol=1e-9)
     r = one(spark, f"SELECT skim_skimmed_sketch(cust, 64, {D}, {S}, 400) AS s FROM orders")
     assert r.s == ss.SkimmedSketch(width=64, depth=D, seed=S, domain=400).update(orders["cust"]).to_bytes()
+    # domain NULL: the unbounded-key skimmed sketch (here over the keys as strings)
+    r = one(spark, f"SELECT skim_skimmed_sketch(CAST(cust AS STRING), 64, {D}, {S}, CAST(NULL AS BIGINT)) AS s "
+                   "FROM orders")
+    as_str = [None if pd.isna(c) else str(int(c)) for c in orders["cust"]]
+    expected = ss.SkimmedSketch(width=64, depth=D, seed=S).update(as_str)
+    assert r.s == expected.to_bytes() and ss.from_bytes(r.s).domain is None
 
 
 def test_grouped_build_and_merge(sql):
@@ -204,3 +210,16 @@ def test_sql_only_pipeline_daily_table_and_date_range(sql, tmp_path):
         assert r.j == _hash().update(fo).join_size(_hash().update(gv)).value
     finally:
         spark.sql("DROP TABLE IF EXISTS skim_daily_sql")
+
+
+def test_domain_parameter_all_null_means_unbounded_and_mixed_is_rejected():
+    import pyarrow as pa
+
+    from spark_udaf.sql import _constant
+
+    assert _constant(pa.array([None, None], pa.int64()), "domain", "f", nullable=True) is None
+    assert _constant(pa.array([7, 7]), "domain", "f", nullable=True) == 7
+    with pytest.raises(ValueError, match="domain must not be NULL in some rows only"):
+        _constant(pa.array([5, None]), "domain", "f", nullable=True)
+    with pytest.raises(ValueError, match="width must not be NULL"):
+        _constant(pa.array([None], pa.int64()), "width", "f")
