@@ -52,6 +52,38 @@ def _checked_add(a: np.ndarray, b: np.ndarray, what: str) -> np.ndarray:
     return out
 
 
+def accumulate_cells(n: int, cells_of, weights, n_cells: int, per_key: int, key_major: bool,
+                     float_counters: bool) -> np.ndarray:
+    """Sum of the weights (1 each when ``weights`` is None) landing in each of ``n_cells`` cells.
+
+    ``cells_of(start, stop)`` gives the ``per_key`` cell ids of keys ``start..stop``,
+    shaped (keys, per_key) when ``key_major`` else (per_key, keys). Counts are
+    int64; weights accumulate in float64 while that is exact (total |weight| <
+    2**52) and by an exact int64 scatter-add beyond.
+    """
+    exact_float = weights is None or float_counters or float(np.abs(weights).sum(dtype=np.float64)) < _FLOAT_EXACT
+    acc = np.zeros(n_cells, dtype=np.int64 if (weights is None or not exact_float) else np.float64)
+    spread = np.repeat if key_major else np.tile
+    for s in range(0, n, _CHUNK):
+        cells = cells_of(s, min(s + _CHUNK, n)).ravel()
+        if weights is None:
+            acc += np.bincount(cells, minlength=n_cells)
+            continue
+        w = spread(weights[s : s + _CHUNK], per_key)
+        if exact_float:
+            acc += np.bincount(cells, weights=w, minlength=n_cells)
+        else:  # huge integer weights
+            np.add.at(acc, cells, w)
+    return acc
+
+
+def as_counter_delta(delta: np.ndarray, float_counters: bool) -> np.ndarray:
+    """A float delta rounded to int64 for integer counters (it holds whole numbers)."""
+    if not float_counters and delta.dtype != np.int64:
+        return np.rint(delta).astype(np.int64)
+    return delta
+
+
 def added_state(counters, total, null, delta, d_total, d_null, float_counters: bool, what: str):
     """``(counters + delta, total + d_total, null + d_null)``; for int64 state it raises
     :class:`CounterOverflowError` instead of wrapping (the inputs are never modified)."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import _CHUNK, _FLOAT_EXACT, Sketch
+from .base import Sketch, accumulate_cells, as_counter_delta
 
 __all__ = ["HashSketch"]
 
@@ -41,24 +41,10 @@ class HashSketch(Sketch):
 
     def _delta(self, keys, weights):
         d, w = self._depth, self._width
-        cells_n = 2 * d * w
         fam = self.family
-        exact_float = weights is None or self.float_counters or float(np.abs(weights).sum(dtype=np.float64)) < _FLOAT_EXACT
-        acc = np.zeros(cells_n, dtype=np.int64 if weights is None else np.float64)
-        if not exact_float:
-            acc = np.zeros(cells_n, dtype=np.int64)
-        for s in range(0, len(keys), _CHUNK):
-            cells = fam.signed_cells(keys[s : s + _CHUNK], w, d).ravel()
-            if weights is None:
-                acc += np.bincount(cells, minlength=cells_n)
-            elif exact_float:
-                acc += np.bincount(cells, weights=np.repeat(weights[s : s + _CHUNK], d), minlength=cells_n)
-            else:  # huge integer weights: exact int64 scatter-add
-                np.add.at(acc, cells, np.repeat(weights[s : s + _CHUNK], d))
-        delta = (acc[0::2] - acc[1::2]).reshape(d, w)
-        if not self.float_counters and delta.dtype != np.int64:
-            delta = np.rint(delta).astype(np.int64)
-        return delta
+        acc = accumulate_cells(len(keys), lambda a, b: fam.signed_cells(keys[a:b], w, d), weights,
+                               2 * d * w, d, True, self.float_counters)
+        return as_counter_delta((acc[0::2] - acc[1::2]).reshape(d, w), self.float_counters)
 
     # -- per-table estimates (queries live in Sketch) ----------------------
     def _join_tables(self, other) -> np.ndarray:

@@ -95,6 +95,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from .base import accumulate_cells, as_counter_delta
 from .hashing import _M1, _M2, _mix, family
 
 __all__ = ["PrefixHierarchy", "hierarchy", "LEVELS", "TOP_BITS", "FANOUT_BITS", "MAX_EXPAND",
@@ -114,9 +115,7 @@ PEEL_ROUNDS = 3
 MIN_LG, MAX_LG = 4, 24  # hierarchy widths 16 .. 2**24
 MAX_HIER_DEPTH = 32
 MIN_HIER_DEPTH = 2  # one table per level cannot tell a heavy prefix from chance at fan-out 256
-_CHUNK = 1 << 15
 _ZMUL = np.uint32(0x9E3779B1)
-_FLOAT_EXACT = float(2**52)
 
 # modular inverses of the splitmix64 multipliers
 _M1_INV = np.uint64(pow(int(_M1), -1, 1 << 64))
@@ -227,22 +226,10 @@ class PrefixHierarchy:
     def delta(self, keys: np.ndarray, weights: np.ndarray | None, float_counters: bool) -> np.ndarray:
         """Counter delta (LEVELS, depth, width) of a batch of canonical keys and weights."""
         per_key = LEVELS * self.depth
-        n_cells = per_key * 2 * self.width
-        exact_float = weights is None or float_counters or float(np.abs(weights).sum(dtype=np.float64)) < _FLOAT_EXACT
-        acc = np.zeros(n_cells, dtype=np.int64 if (weights is None or not exact_float) else np.float64)
-        for s in range(0, len(keys), _CHUNK):
-            cells = self._cells(keys[s : s + _CHUNK]).ravel()
-            if weights is None:
-                acc += np.bincount(cells, minlength=n_cells)
-            elif exact_float:
-                acc += np.bincount(cells, weights=np.tile(weights[s : s + _CHUNK], per_key), minlength=n_cells)
-            else:  # huge integer weights: exact int64 scatter-add
-                np.add.at(acc, cells, np.tile(weights[s : s + _CHUNK], per_key))
+        acc = accumulate_cells(len(keys), lambda a, b: self._cells(keys[a:b]), weights,
+                               per_key * 2 * self.width, per_key, False, float_counters)
         acc = acc.reshape(LEVELS, self.depth, 2, self.width)
-        delta = acc[:, :, 0, :] - acc[:, :, 1, :]
-        if not float_counters and delta.dtype != np.int64:
-            delta = np.rint(delta).astype(np.int64)
-        return delta
+        return as_counter_delta(acc[:, :, 0, :] - acc[:, :, 1, :], float_counters)
 
     # -- queries -------------------------------------------------------------
     def _cells_of_words(self, words: np.ndarray):

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import _I64, _check_int, added_state, f2_bound
+from .base import _I64, _check_int, accumulate_cells, added_state, as_counter_delta, f2_bound
 from .bounds import check_confidence, median_estimate
 from .errors import CounterOverflowError, IncompatibleSketchError, KeyTypeError
 from .estimate import Estimate
@@ -49,8 +49,6 @@ from .keys import _keys_array, _weights_array
 
 __all__ = ["PairSketch", "chain_join_size", "exact_chain_join_size"]
 
-_CHUNK = 1 << 15
-_FLOAT_EXACT = float(2**52)
 MAX_PAIR_COUNTERS = 1 << 26  # width_a * width_b * depth
 
 
@@ -190,24 +188,15 @@ class PairSketch:
     def _delta(self, ka, kb, w) -> np.ndarray:
         d, wa, wb = self._depth, self._width_a, self._width_b
         size = d * wa * wb
-        exact_float = w is None or self.float_counters or float(np.abs(w).sum(dtype=np.float64)) < _FLOAT_EXACT
-        acc = np.zeros(2 * size, dtype=np.int64 if (w is None or not exact_float) else np.float64)
         offsets = (np.arange(d, dtype=np.int64) * (wa * wb))[:, None]
-        for s in range(0, len(ka), _CHUNK):
-            ba, sa = family(self._seed_a).buckets_signs(ka[s : s + _CHUNK], wa, d)
-            bb, sb = family(self._seed_b).buckets_signs(kb[s : s + _CHUNK], wb, d)
-            cells = 2 * (offsets + ba * wb + bb) + ((sa * sb) < 0)
-            cells = cells.ravel()
-            if w is None:
-                acc += np.bincount(cells, minlength=2 * size)
-            elif exact_float:
-                acc += np.bincount(cells, weights=np.tile(w[s : s + _CHUNK], d), minlength=2 * size)
-            else:
-                np.add.at(acc, cells, np.tile(w[s : s + _CHUNK], d))
-        delta = (acc[0::2] - acc[1::2]).reshape(d, wa, wb)
-        if not self.float_counters and delta.dtype != np.int64:
-            delta = np.rint(delta).astype(np.int64)
-        return delta
+
+        def cells_of(a, b):
+            ba, sa = family(self._seed_a).buckets_signs(ka[a:b], wa, d)
+            bb, sb = family(self._seed_b).buckets_signs(kb[a:b], wb, d)
+            return 2 * (offsets + ba * wb + bb) + ((sa * sb) < 0)
+
+        acc = accumulate_cells(len(ka), cells_of, w, 2 * size, d, False, self.float_counters)
+        return as_counter_delta((acc[0::2] - acc[1::2]).reshape(d, wa, wb), self.float_counters)
 
     def _apply(self, delta, total, null, what) -> None:
         self._counters, self._total, self._null = added_state(
