@@ -48,28 +48,24 @@ def key_family(type_name: str) -> str:
     return "bytes" if type_name in ("string", "binary") else "int"
 
 
-def check_key_field(df, column: str):
-    """The key column's ``StructField``; rejects types the sketches cannot hash."""
+def _check_field(df, column: str, role: str, allowed, hint: str = ""):
+    """The ``role`` column's ``StructField``; a ``KeyTypeError`` naming it when its type is not allowed."""
     f = field_of(df, column)
     name = _type_name(f.dataType)
-    if name not in KEY_TYPE_NAMES:
-        raise ss.KeyTypeError(
-            f"key column {column!r} has type {name}; supported key types are "
-            f"{', '.join(KEY_TYPE_NAMES)} (cast it, e.g. CAST({column} AS BIGINT))"
-        )
+    if name not in allowed:
+        raise ss.KeyTypeError(f"{role} column {column!r} has type {name}; supported {role} types are "
+                              f"{', '.join(allowed)}{hint}")
     return f
+
+
+def check_key_field(df, column: str):
+    """The key column's ``StructField``; rejects types the sketches cannot hash."""
+    return _check_field(df, column, "key", KEY_TYPE_NAMES, f" (cast it, e.g. CAST({column} AS BIGINT))")
 
 
 def check_weight_field(df, column: str):
     """The weight column's ``StructField``; rejects non-numeric types."""
-    f = field_of(df, column)
-    name = _type_name(f.dataType)
-    if name not in WEIGHT_TYPE_NAMES:
-        raise ss.KeyTypeError(
-            f"weight column {column!r} has type {name}; supported weight types are "
-            f"{', '.join(WEIGHT_TYPE_NAMES)}"
-        )
-    return f
+    return _check_field(df, column, "weight", WEIGHT_TYPE_NAMES)
 
 
 def require_sketch(sketch, what: str = "sketch"):
