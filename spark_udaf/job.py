@@ -1,6 +1,6 @@
 """The Spark demo job: sketch two tables, estimate their join size, compare with exact.
 
-``main(argv)`` is what ``skimsketch spark-demo`` (the README's main command)
+``main(argv)`` is what ``./dev run`` (``python -m spark_udaf.job``, the README's main command)
 runs. By default it starts an embedded ``local[2]`` Spark and generates two
 Zipf tables on the executors (:mod:`spark_udaf.datagen`: the paper's setting,
 G = F shifted by ``--shift``); ``--left/--right`` read Parquet instead. The
@@ -20,7 +20,7 @@ __all__ = ["main", "parse_args"]
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="skimsketch spark-demo", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m spark_udaf.job", description=__doc__.splitlines()[0])
     p.add_argument("--master", default="local[2]", help="Spark master URL (default local[2]; any cluster URL works)")
     p.add_argument("--rows", type=int, default=1_000_000, help="rows of the left table (default 1,000,000)")
     p.add_argument("--right-rows", type=int, default=None, help="rows of the right table (default: --rows)")
@@ -120,7 +120,7 @@ def main(argv=None) -> int:
             what = (f"left {args.rows:,} rows, right {args.right_rows:,} rows; Zipf z={args.zipf} over "
                     f"[0, {args.domain:,}), right shifted by {args.shift}")
         template = _template(args)
-        print(f"skimsketch spark-demo: master {master}, Spark {spark.version}")
+        print(f"spark_udaf.job: master {master}, Spark {spark.version}")
         print(f"tables     : {what}")
         print(f"sketch     : {type(template).__name__} width={args.width} depth={args.depth} seed={args.seed}"
               f" ({len(template.to_bytes()):,} bytes each)")

@@ -1,28 +1,90 @@
-"""The command line's main job, end to end on small streams."""
+"""The ``skimsketch`` command line: sketch files, inspect them, estimate joins."""
 
-import re
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+import pytest
 
 import skimsketch as ss
-from data.zipf import shifted_pair
 from skimsketch.cli import main
 
 
-def test_demo_prints_every_sketch_with_exact_answer(capsys):
-    assert main(["demo", "--n", "20000", "--domain", "4096", "--kb", "4", "--shift", "10", "--seed", "3"]) == 0
+@pytest.fixture
+def tables(tmp_path):
+    rng = np.random.default_rng(5)
+    f = (rng.zipf(1.3, 30_000) - 1) % 2000
+    g = (rng.zipf(1.3, 20_000) + 2) % 2000
+    x = rng.integers(1, 50, len(f)).astype(np.float64) / 4
+    (tmp_path / "fdir").mkdir()
+    pq.write_table(pa.table({"k": f[:18_000], "x": x[:18_000]}), tmp_path / "fdir" / "f1.parquet")
+    pq.write_table(pa.table({"k": f[18_000:], "x": x[18_000:]}), tmp_path / "fdir" / "f2.parquet")
+    pacsv.write_csv(pa.table({"key": g}), tmp_path / "g.csv")
+    return tmp_path, f, g, x
+
+
+def test_sketch_files_then_estimate_matches_the_library(tables, capsys):
+    d, f, g, _ = tables
+    assert main(["sketch", str(d / "fdir" / "f1.parquet"), str(d / "fdir" / "f2.parquet"), "-c", "k", "--nbytes", "8192",
+                 "--seed", "3", "-o", str(d / "f.sks"), "--no-progress"]) == 0
+    assert main(["sketch", str(d / "g.csv"), "--column", "key", "--nbytes", "8192", "--seed", "3",
+                 "-o", str(d / "g.sks")]) == 0
     out = capsys.readouterr().out
-    f, g = shifted_pair(20000, 4096, 1.0, 10, seed=3)
-    exact = ss.exact_join_size(f, g)
-    assert f"exact join size: {exact:,}" in out
-    for name in ("AGMS (paper grid)", "hash sketch", "skimmed (paper grid)", "skimmed (default)"):
-        line = next(l for l in out.splitlines() if l.startswith(name))
-        err = float(re.search(r"([\d.]+)%\s*$", line).group(1))
-        assert 0 <= err < 1000, line
-        depth, width, nbytes = map(int, re.search(r"(\d+)x(\d+)\s+(\d+)", line).groups())
-        assert nbytes == 8 * depth * width and 4096 - 8 * depth < nbytes <= 4096, line  # within the 4 KiB budget
+    assert "of 30,000 rows" in out and "of 20,000 rows" in out
+    sf = ss.from_bytes((d / "f.sks").read_bytes())
+    sg = ss.from_bytes((d / "g.sks").read_bytes())
+    expected_f = ss.SkimmedSketch.for_bytes(8192, seed=3).update(f)
+    assert sf == expected_f and sg == expected_f.empty_like().update(g)
+    assert main(["estimate", str(d / "f.sks"), str(d / "g.sks")]) == 0
+    out = capsys.readouterr().out
+    e = sf.join_size(sg)
+    assert f"join size: {e.value:,.6g}" in out and f"[{e.low:,.6g}, {e.high:,.6g}] at 95%" in out
 
 
-def test_unknown_command_and_help(capsys):
-    assert main(["nope"]) == 2
-    assert "unknown command" in capsys.readouterr().err
-    assert main(["--help"]) == 0
+def test_weighted_sketch_estimates_sum(tables, capsys):
+    d, f, g, x = tables
+    assert main(["sketch", str(d / "fdir"), "-c", "k", "-w", "x", "--kind", "hash", "--width", "512", "--depth", "5",
+                 "-o", str(d / "fx.sks")]) == 0
+    assert main(["sketch", str(d / "g.csv"), "-c", "key", "--kind", "hash", "--width", "512", "--depth", "5",
+                 "-o", str(d / "g.sks")]) == 0
+    sf = ss.from_bytes((d / "fx.sks").read_bytes())
+    assert sf == ss.HashSketch(512, 5, dtype="float64").update(f, weights=x)
+    capsys.readouterr()
+    assert main(["estimate", str(d / "fx.sks"), str(d / "g.sks")]) == 0
+    assert "SUM of left weights over the join" in capsys.readouterr().out
+
+
+def test_info_prints_kind_shape_and_sizes(tables, capsys):
+    d, f, _, _ = tables
+    (d / "h.sks").write_bytes(ss.HashSketch(64, 3, seed=9).update(f).to_bytes())
+    assert main(["info", str(d / "h.sks")]) == 0
+    out = capsys.readouterr().out
+    assert "HashSketch(width=64, depth=3, seed=9" in out and f"total weight {len(f)}" in out
+
+
+def test_errors_are_one_line_and_exit_2(tables, capsys):
+    d, _, _, _ = tables
+    assert main(["sketch", str(d / "fdir" / "f1.parquet"), "-c", "nope", "-o", str(d / "x.sks")]) == 2
+    assert "--column 'nope' is not a column of the input (columns: k, x)" in capsys.readouterr().err
+    assert main(["sketch", str(d / "missing.parquet"), "-c", "k", "-o", str(d / "x.sks")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert main(["sketch", str(d / "fdir" / "f1.parquet"), "-c", "k", "--width", "8", "-o", str(d / "x.sks")]) == 2
+    assert "--width and --depth go together" in capsys.readouterr().err
+    (d / "bad.sks").write_bytes(b"not a sketch at all, really")
+    assert main(["info", str(d / "bad.sks")]) == 2
+    assert "is not a valid sketch file" in capsys.readouterr().err
+    (d / "a.sks").write_bytes(ss.HashSketch(64, 3, seed=1).to_bytes())
+    (d / "b.sks").write_bytes(ss.HashSketch(64, 3, seed=2).to_bytes())
+    assert main(["estimate", str(d / "a.sks"), str(d / "b.sks")]) == 2
+    assert "seed" in capsys.readouterr().err
+
+
+def test_help_and_version(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0 and capsys.readouterr().out.strip() == f"skimsketch {ss.__version__}"
     assert main([]) == 2
+    assert "sketch" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as e:
+        main(["sketch", "--help"])
+    assert e.value.code == 0 and "--column" in capsys.readouterr().out
