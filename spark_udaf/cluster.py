@@ -6,13 +6,15 @@ import os
 import tempfile
 import zipfile
 
+import skimsketch
+
 __all__ = ["ship_package"]
 
 
-def _zip_packages(path: str, packages) -> str:
+def _zip_packages(path: str, roots) -> str:
+    """Zip the ``.py`` files under each package directory in ``roots`` (paths relative to its parent)."""
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
-        for pkg in packages:
-            root = os.path.dirname(os.path.abspath(pkg.__file__))
+        for root in roots:
             base = os.path.dirname(root)
             for dirpath, dirnames, filenames in os.walk(root):
                 dirnames[:] = [d for d in dirnames if d != "__pycache__"]
@@ -30,12 +32,9 @@ def ship_package(spark) -> str:
     without the package on its nodes); they still need numpy, mmh3 and pyarrow.
     Returns the path of the zip that was shipped.
     """
-    import skimsketch
-
-    import spark_udaf
-
     fd, path = tempfile.mkstemp(prefix="skimsketch-", suffix=".zip")
     os.close(fd)
-    _zip_packages(path, [skimsketch, spark_udaf])
+    here = os.path.dirname(os.path.abspath(__file__))  # the spark_udaf package
+    _zip_packages(path, [os.path.dirname(os.path.abspath(skimsketch.__file__)), here])
     spark.sparkContext.addPyFile(path)
     return path

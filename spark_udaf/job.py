@@ -16,6 +16,13 @@ import os
 import sys
 import time
 
+import skimsketch as ss
+
+from .cluster import ship_package
+from .datagen import zipf_table
+from .estimate import estimate_join_size
+from .exact import exact_join_size
+
 __all__ = ["main", "parse_args"]
 
 
@@ -82,8 +89,6 @@ def _session(master: str):
 
 
 def _template(args):
-    import skimsketch as ss
-
     if args.kind == "skimmed":
         return ss.SkimmedSketch(width=args.width, depth=args.depth, seed=args.seed, domain=args.domain)
     if args.kind == "agms":
@@ -98,14 +103,12 @@ def _fmt(x) -> str:
 def main(argv=None) -> int:
     """Run the demo job; prints estimate, interval, exact, error and timings. Returns 0."""
     args = parse_args(argv)
-    import spark_udaf
-    from spark_udaf.datagen import zipf_table
 
     spark, owned = _session(args.master)
     try:
         master = spark.sparkContext.master
         if args.ship == "yes" or (args.ship == "auto" and not master.startswith("local")):
-            spark_udaf.ship_package(spark)
+            ship_package(spark)
         if args.left:
             left, right = spark.read.parquet(args.left), spark.read.parquet(args.right)
             src_left, src_right = args.left, args.right  # paths: estimate reads them with sketch_parquet
@@ -125,7 +128,7 @@ def main(argv=None) -> int:
         print(f"sketch     : {type(template).__name__} width={args.width} depth={args.depth} seed={args.seed}"
               f" ({len(template.to_bytes()):,} bytes each)")
         t0 = time.perf_counter()
-        est = spark_udaf.estimate_join_size(src_left, lcol, src_right, rcol, template, confidence=args.confidence,
+        est = estimate_join_size(src_left, lcol, src_right, rcol, template, confidence=args.confidence,
                                             tolerance=args.tolerance)
         t_est = time.perf_counter() - t0
         d = est.detail
@@ -143,7 +146,7 @@ def main(argv=None) -> int:
         line += f"; total {t_est:.2f} s"
         if not args.no_exact:
             t1 = time.perf_counter()
-            exact = d["exact"] if "exact" in d else spark_udaf.exact_join_size(left, lcol, right, rcol)
+            exact = d["exact"] if "exact" in d else exact_join_size(left, lcol, right, rcol)
             t_exact = time.perf_counter() - t1
             print(f"exact      : {_fmt(exact)}  (grouped counts, {t_exact:.2f} s)")
             if exact:
