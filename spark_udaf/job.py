@@ -1,19 +1,26 @@
-"""The Spark demo job: sketch two tables, estimate their join size, compare with exact.
+"""The main job: sketch two tables, estimate their join size, compare with the exact join.
 
-``main(argv)`` is what ``./dev run`` (``python -m spark_udaf.job``, the README's main command)
-runs. By default it starts an embedded ``local[2]`` Spark and generates two
-Zipf tables on the executors (:mod:`spark_udaf.datagen`: the paper's setting,
-G = F shifted by ``--shift``); ``--left/--right`` read Parquet instead. The
-same command works against a cluster: ``--master spark://host:7077`` (the
-executors then get the skimsketch sources with ``addPyFile``; they need numpy,
-mmh3 and pyarrow installed).
+``main(argv)`` is what ``./dev run`` (``python -m spark_udaf.job``, the README's
+main command) runs. By default it starts an embedded ``local[2]`` Spark,
+generates two Zipf tables on the executors (:mod:`spark_udaf.datagen`: the
+paper's setting, G = F shifted by ``--shift``) and writes them to Parquet in a
+scratch directory; ``--left/--right`` read your Parquet instead. Then, on the
+same files, it times the sketch estimate (both sketches built on the executors,
+only their bytes reach the driver) against the exact join size (a shuffle of
+grouped counts), and prints both answers, the error, the interval and the
+speed-up. The same command works against a cluster: ``--master
+spark://host:7077`` (the executors then get the skimsketch sources with
+``addPyFile``; they need numpy, mmh3 and pyarrow installed; ``--workdir`` must
+then be a path every node can read).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
+import tempfile
 import time
 
 import skimsketch as ss
@@ -38,8 +45,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--data-seed", type=int, default=1, help="seed of the generated tables (default 1)")
     p.add_argument("--kind", choices=("skimmed", "hash", "agms"), default=None,
                    help="sketch kind (default skimmed for generated tables, hash for --left/--right)")
-    p.add_argument("--width", type=int, default=1024, help="buckets per table (default 1024)")
-    p.add_argument("--depth", type=int, default=5, help="tables (default 5)")
+    p.add_argument("--nbytes", type=int, default=16384,
+                   help="memory per sketch: the library's default shape for it (default 16384)")
+    p.add_argument("--width", type=int, default=None, help="buckets per table (with --depth, instead of --nbytes)")
+    p.add_argument("--depth", type=int, default=None, help="tables (with --width)")
     p.add_argument("--confidence", type=float, default=0.95, help="interval confidence (default 0.95)")
     p.add_argument("--tolerance", type=float, default=None,
                    help="fall back to the exact size when the interval's relative half-width exceeds this")
@@ -47,14 +56,18 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--left", default=None, help="Parquet path of the left table (instead of generating)")
     p.add_argument("--right", default=None, help="Parquet path of the right table")
     p.add_argument("--column", default="k", help="join key column of --left/--right (default k)")
+    p.add_argument("--workdir", default=None,
+                   help="where generated tables are written as Parquet (default: a temporary directory, removed)")
     p.add_argument("--no-exact", action="store_true", help="skip the exact computation")
     p.add_argument("--ship", choices=("auto", "yes", "no"), default="auto",
                    help="addPyFile the skimsketch sources (auto: for non-local masters)")
     args = p.parse_args(argv)
     if (args.left is None) != (args.right is None):
         p.error("--left and --right go together")
-    for name in ("rows", "width", "depth", "domain"):
-        if getattr(args, name) < 1:
+    if (args.width is None) != (args.depth is None):
+        p.error("--width and --depth go together")
+    for name in ("rows", "width", "depth", "domain", "nbytes"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
             p.error(f"--{name} must be positive")
     if args.right_rows is None:
         args.right_rows = args.rows
@@ -89,47 +102,52 @@ def _session(master: str):
 
 
 def _template(args):
-    if args.kind == "skimmed":
-        return ss.SkimmedSketch(width=args.width, depth=args.depth, seed=args.seed, domain=args.domain)
-    if args.kind == "agms":
-        return ss.AGMSSketch(width=args.width, depth=args.depth, seed=args.seed)
-    return ss.HashSketch(width=args.width, depth=args.depth, seed=args.seed)
+    cls = {"skimmed": ss.SkimmedSketch, "agms": ss.AGMSSketch, "hash": ss.HashSketch}[args.kind]
+    params = {"domain": args.domain} if args.kind == "skimmed" and not args.left else {}
+    if args.width is not None:
+        return cls(args.width, args.depth, args.seed, **params)
+    return cls.for_bytes(args.nbytes, seed=args.seed, **params)
 
 
 def _fmt(x) -> str:
     return f"{x:,.0f}" if abs(x) < 1e15 else f"{x:.6g}"
 
 
-def main(argv=None) -> int:
-    """Run the demo job; prints estimate, interval, exact, error and timings. Returns 0."""
-    args = parse_args(argv)
+def _generate(spark, args, workdir: str) -> tuple[str, str, float]:
+    """Write the two Zipf tables to Parquet under ``workdir``; returns their paths and the seconds spent."""
+    t = time.perf_counter()
+    paths = os.path.join(workdir, "left"), os.path.join(workdir, "right")
+    for path, rows, shift, seed in ((paths[0], args.rows, 0, args.data_seed),
+                                    (paths[1], args.right_rows, args.shift, args.data_seed + 1)):
+        zipf_table(spark, rows, args.zipf, args.domain, shift, seed, args.partitions).write.parquet(path)
+    return paths[0], paths[1], time.perf_counter() - t
 
+
+def main(argv=None) -> int:
+    """Run the job; prints estimate, interval, exact answer, error, timings and speed-up. Returns 0."""
+    args = parse_args(argv)
+    template = _template(args)
     spark, owned = _session(args.master)
+    scratch = None
     try:
         master = spark.sparkContext.master
         if args.ship == "yes" or (args.ship == "auto" and not master.startswith("local")):
             ship_package(spark)
-        if args.left:
-            left, right = spark.read.parquet(args.left), spark.read.parquet(args.right)
-            src_left, src_right = args.left, args.right  # paths: estimate reads them with sketch_parquet
-            lcol = rcol = args.column
-            what = f"left {args.left}, right {args.right} (column {args.column})"
-        else:
-            left = zipf_table(spark, args.rows, args.zipf, args.domain, 0, args.data_seed, args.partitions)
-            right = zipf_table(spark, args.right_rows, args.zipf, args.domain, args.shift, args.data_seed + 1,
-                               args.partitions)
-            src_left, src_right = left, right
-            lcol = rcol = "k"
-            what = (f"left {args.rows:,} rows, right {args.right_rows:,} rows; Zipf z={args.zipf} over "
-                    f"[0, {args.domain:,}), right shifted by {args.shift}")
-        template = _template(args)
         print(f"spark_udaf.job: master {master}, Spark {spark.version}")
-        print(f"tables     : {what}")
-        print(f"sketch     : {type(template).__name__} width={args.width} depth={args.depth} seed={args.seed}"
-              f" ({len(template.to_bytes()):,} bytes each)")
+        if args.left:
+            lpath, rpath, lcol = args.left, args.right, args.column
+            print(f"tables     : left {lpath}, right {rpath} (column {lcol})")
+        else:
+            workdir = args.workdir or (scratch := tempfile.mkdtemp(prefix="skimsketch-job-"))
+            lpath, rpath, t_gen = _generate(spark, args, workdir)
+            lcol = "k"
+            print(f"tables     : left {args.rows:,} rows, right {args.right_rows:,} rows; Zipf z={args.zipf} over "
+                  f"[0, {args.domain:,}), right shifted by {args.shift} (written to Parquet in {t_gen:.2f} s)")
+        shape = ", ".join(f"{k}={v}" for k, v in template.params.items())
+        print(f"sketch     : {type(template).__name__}({shape}), {template.nbytes:,} bytes each")
         t0 = time.perf_counter()
-        est = estimate_join_size(src_left, lcol, src_right, rcol, template, confidence=args.confidence,
-                                            tolerance=args.tolerance)
+        est = estimate_join_size(lpath, lcol, rpath, lcol, template, confidence=args.confidence,
+                                 tolerance=args.tolerance)
         t_est = time.perf_counter() - t0
         d = est.detail
         sk = d["sketch_estimate"]
@@ -139,23 +157,28 @@ def main(argv=None) -> int:
             print(f"fallback   : interval half-width {d['relative_half_width']:.1%} > tolerance "
                   f"{args.tolerance:.1%}: answered exactly ({_fmt(est.value)})")
         secs = d["seconds"]
-        how = "sketch_parquet" if args.left else "one Spark job"
-        line = f"timings    : both sketches {secs['sketches']:.2f} s ({how}), estimate {secs['estimate']:.3f} s"
+        line = f"timings    : both sketches {secs['sketches']:.2f} s, estimate {secs['estimate']:.3f} s"
         if "exact" in secs:
             line += f", exact fallback {secs['exact']:.2f} s"
         line += f"; total {t_est:.2f} s"
         if not args.no_exact:
             t1 = time.perf_counter()
-            exact = d["exact"] if "exact" in d else exact_join_size(left, lcol, right, rcol)
+            exact = d["exact"] if "exact" in d else exact_join_size(
+                spark.read.parquet(lpath), lcol, spark.read.parquet(rpath), lcol)
             t_exact = time.perf_counter() - t1
-            print(f"exact      : {_fmt(exact)}  (grouped counts, {t_exact:.2f} s)")
+            print(f"exact      : {_fmt(exact)}  (exact join size from grouped counts, {t_exact:.2f} s)")
             if exact:
                 rel = abs(sk.value - exact) / abs(exact)
                 print(f"error      : sketch estimate off by {rel:.2%}; exact value "
                       f"{'inside' if sk.contains(exact) else 'OUTSIDE'} the interval")
         print(line)
+        if not args.no_exact and d["answered_by"] == "sketch":
+            print(f"speed-up   : the sketch estimate took {t_est / t_exact:.2f}x the exact join's time "
+                  f"({t_exact / t_est:.1f}x faster) on the same Parquet files")
         return 0
     finally:
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
         if owned:
             spark.stop()
 

@@ -40,6 +40,7 @@ def test_main_prints_estimate_interval_exact_error_timings(spark, capsys):
     assert f"exact      : {exact:,}" in out
     assert f"estimate   : {est.value:,.0f}  interval [{est.low:,.0f}, {est.high:,.0f}] at 95% (skimmed)" in out
     assert "error      : sketch estimate off by" in out and "timings    : both sketches" in out
+    assert "x faster) on the same Parquet files" in out
     assert not spark.sparkContext._jsc.sc().isStopped()  # the shared session was reused, not stopped
 
 
@@ -54,8 +55,21 @@ def test_main_fallback_and_parquet_inputs(spark, tmp_path, capsys):
     assert "(hash)" in out and "answered exactly" in out and f"exact      : {exact:,}" in out
 
 
+def test_default_sketch_is_the_library_default_for_the_budget(spark, tmp_path, capsys):
+    argv = ["--rows", "3000", "--domain", "500", "--shift", "2", "--nbytes", "4096", "--no-exact",
+            "--workdir", str(tmp_path)]
+    assert job.main(argv) == 0
+    out = capsys.readouterr().out
+    expected = ss.SkimmedSketch.for_bytes(4096, seed=0, domain=500)
+    shape = ", ".join(f"{k}={v}" for k, v in expected.params.items())
+    assert f"sketch     : SkimmedSketch({shape}), {expected.nbytes:,} bytes each" in out
+    assert (tmp_path / "left").is_dir() and (tmp_path / "right").is_dir()  # --workdir keeps the tables
+
+
 def test_bad_arguments_exit_with_usage():
     with pytest.raises(SystemExit):
         job.parse_args(["--left", "x"])
     with pytest.raises(SystemExit):
-        job.parse_args(["--width", "0"])
+        job.parse_args(["--width", "0", "--depth", "3"])
+    with pytest.raises(SystemExit):
+        job.parse_args(["--width", "64"])  # --depth missing
