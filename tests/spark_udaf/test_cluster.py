@@ -75,7 +75,7 @@ SCRIPT = textwrap.dedent(
         # the demo job (sketch_pair + estimate + exact_join_size) against the cluster
         buf = io.StringIO()
         with contextlib.redirect_stdout(buf):
-            assert job.main(["--rows", "20000", "--domain", "3000", "--width", "128"]) == 0
+            assert job.main(["--rows", "20000", "--domain", "3000", "--width", "128", "--depth", "5"]) == 0
         out = buf.getvalue()
         print(out)
         jl, jr = zipf_keys(np.arange(20000), 1.0, 3000, 0, 1), zipf_keys(np.arange(20000), 1.0, 3000, 100, 2)
