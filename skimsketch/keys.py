@@ -31,6 +31,11 @@ __all__ = ["CanonicalBatch", "canonicalize", "canonical_key", "fingerprint64", "
 _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 # Largest float magnitude that converts to int64 exactly and safely.
 _F64_SAFE = 2.0**63
+# Float keys must stay below 2**53 in magnitude: beyond it a float cannot tell
+# neighbouring integers apart (an int64 column that went through float64 has
+# already lost its low bits), so such a key could silently be another key.
+_F64_EXACT_KEY = 2.0**53
+_FLOAT_KEY_REMEDY = "pass integer keys (e.g. the pandas 'Int64' dtype instead of float64 with NaN)"
 
 
 def fingerprint64(data: bytes) -> int:
@@ -212,10 +217,19 @@ def canonical_key(x) -> int | None:
         return fingerprint64(bytes(x))
     if isinstance(x, (float, np.floating)):
         f = float(x)
-        if f.is_integer() and -_F64_SAFE <= f < _F64_SAFE:
+        if f.is_integer() and abs(f) < _F64_EXACT_KEY:
             return int(f)
-        raise KeyTypeError(f"float key {f!r} is not integral; only integer, str and bytes keys are supported")
+        raise _float_key_error(f)
     raise KeyTypeError(f"unsupported key type {type(x).__name__}: use int, str or bytes keys")
+
+
+def _float_key_error(f: float) -> KeyTypeError:
+    if math.isfinite(f) and f.is_integer():
+        return KeyTypeError(
+            f"float key {f!r} is not below 2**53 in magnitude, where floats cannot tell neighbouring "
+            f"integers apart: {_FLOAT_KEY_REMEDY}"
+        )
+    return KeyTypeError(f"float key {f!r} is not integral; only integer, str and bytes keys are supported")
 
 
 def _object_keys(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -262,11 +276,9 @@ def _numpy_keys(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     if kind == "f":
         null = np.isnan(arr)
         vals = arr[~null]
-        bad = (vals != np.floor(vals)) | (np.abs(vals) >= _F64_SAFE)
+        bad = ~(np.abs(vals) < _F64_EXACT_KEY) | (vals != np.floor(vals))
         if bad.any():
-            raise KeyTypeError(
-                f"float key {vals[bad][0]!r} is not integral; only integer, str and bytes keys are supported"
-            )
+            raise _float_key_error(float(vals[bad][0]))
         keys = np.where(null, 0.0, arr).astype(np.int64)
         return keys, (null if null.any() else None)
     if kind in "US":
@@ -308,7 +320,7 @@ def _arrow_keys(arr) -> tuple[np.ndarray, np.ndarray | None]:
 def _pandas_keys(s) -> tuple[np.ndarray, np.ndarray | None]:
     dtype = s.dtype
     kind = getattr(dtype, "kind", "O")
-    null = s.isna().to_numpy()
+    null = np.asarray(s.isna())  # a Series gives a Series, an Index an ndarray
     has_null = bool(null.any())
     if kind in "iu" and getattr(dtype, "na_value", None) is not None or (kind in "iu" and has_null):
         # nullable integer extension dtype
@@ -374,10 +386,7 @@ def numeric_vector(values, n: int, what: str) -> np.ndarray:
         values = values.to_numpy()
     v = np.asarray(values)
     if v.dtype.kind == "O":
-        try:
-            v = v.astype(np.float64) if any(isinstance(x, float) for x in v.ravel()) else v.astype(np.int64)
-        except (TypeError, ValueError, OverflowError) as e:
-            raise KeyTypeError(f"{what} must be int or float: {e}") from None
+        v = _object_numbers(v, what)
     if v.dtype.kind not in "iuf":
         raise KeyTypeError(f"{what} must be int or float, got dtype {v.dtype}")
     if v.ndim == 0:
@@ -393,6 +402,37 @@ def numeric_vector(values, n: int, what: str) -> np.ndarray:
     if v.dtype.kind == "u" and v.size and v.max() > _I64_MAX:
         raise KeyTypeError(f"{what} value {int(v.max())} does not fit in int64")
     return v.astype(np.int64, copy=False)
+
+
+def _object_number(x, what: str):
+    """One weight from an object array: int exactly, float as is, other rationals
+    (``Decimal``, ``Fraction``) exactly when integral, else to the nearest float64."""
+    if x is None or isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Number):
+        raise KeyTypeError(f"{what} must be int or float, got {x!r} ({type(x).__name__})")
+    if isinstance(x, numbers.Integral):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        return float(x)
+    if isinstance(x, numbers.Rational) or type(x).__name__ == "Decimal":
+        try:
+            if x == int(x):  # integral Decimal/Fraction: exact
+                return int(x)
+            return float(x)  # correctly rounded to the nearest float64
+        except (ValueError, OverflowError):  # Decimal NaN / Infinity
+            raise KeyTypeError(f"{what} contain NaN or infinity ({x!r})") from None
+    raise KeyTypeError(f"{what} must be int or float, got {x!r} ({type(x).__name__})")
+
+
+def _object_numbers(v: np.ndarray, what: str) -> np.ndarray:
+    """Object array of numbers -> int64 (all integral) or float64, see :func:`_object_number`."""
+    vals = [_object_number(x, what) for x in v.ravel()]
+    if any(isinstance(x, float) for x in vals):
+        return np.array(vals, dtype=np.float64).reshape(v.shape)
+    try:
+        return np.array(vals, dtype=np.int64).reshape(v.shape)
+    except OverflowError:
+        big = next(x for x in vals if not _I64_MIN <= x <= _I64_MAX)
+        raise KeyTypeError(f"{what} value {big} does not fit in int64") from None
 
 
 def _weights_array(weights, n: int, allow_float: bool):
