@@ -20,13 +20,14 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
+from decimal import Decimal
 
 import mmh3
 import numpy as np
 
 from .errors import KeyTypeError
 
-__all__ = ["CanonicalBatch", "canonicalize", "canonical_key", "fingerprint64", "fingerprint64_many"]
+__all__ = ["CanonicalBatch", "canonical_key", "canonicalize", "fingerprint64", "fingerprint64_many", "scalar_weight"]
 
 _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 # Largest float magnitude that converts to int64 exactly and safely.
@@ -194,7 +195,7 @@ class CanonicalBatch:
 def _is_null_scalar(x) -> bool:
     if x is None:
         return True
-    if isinstance(x, float) and math.isnan(x):
+    if isinstance(x, (float, np.floating)) and math.isnan(x):
         return True
     # pandas.NA / NaT without importing pandas
     return type(x).__name__ in ("NAType", "NaTType")
@@ -407,20 +408,20 @@ def numeric_vector(values, n: int, what: str) -> np.ndarray:
 def _object_number(x, what: str):
     """One weight from an object array: int exactly, float as is, other rationals
     (``Decimal``, ``Fraction``) exactly when integral, else to the nearest float64."""
-    if x is None or isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Number):
-        raise KeyTypeError(f"{what} must be int or float, got {x!r} ({type(x).__name__})")
+    if isinstance(x, (bool, np.bool_)):
+        raise KeyTypeError(f"{what} must be numbers, got the bool {x!r}: cast it to int explicitly")
     if isinstance(x, numbers.Integral):
         return int(x)
     if isinstance(x, (float, np.floating)):
         return float(x)
-    if isinstance(x, numbers.Rational) or type(x).__name__ == "Decimal":
+    if isinstance(x, (numbers.Rational, Decimal)):
         try:
             if x == int(x):  # integral Decimal/Fraction: exact
                 return int(x)
             return float(x)  # correctly rounded to the nearest float64
         except (ValueError, OverflowError):  # Decimal NaN / Infinity
             raise KeyTypeError(f"{what} contain NaN or infinity ({x!r})") from None
-    raise KeyTypeError(f"{what} must be int or float, got {x!r} ({type(x).__name__})")
+    raise KeyTypeError(f"{what} must be int or float (or Decimal, Fraction), got {x!r} ({type(x).__name__})")
 
 
 def _object_numbers(v: np.ndarray, what: str) -> np.ndarray:
@@ -452,6 +453,75 @@ def _weights_array(weights, n: int, allow_float: bool):
     return w, False
 
 
+def scalar_weight(x, float_counters: bool):
+    """One weight for a whole batch, as the sketch's counter type (int, or float
+    when ``float_counters``); the rule of :func:`_object_number`, and it must be finite."""
+    if x is None or type(x).__name__ in ("NAType", "NaTType"):
+        raise KeyTypeError(f"a scalar weight must be a number, got {x!r}: pass weights=None for weight 1 per key")
+    v = _object_number(x, "weights")
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            raise KeyTypeError("weights contain NaN or infinity")
+        if not float_counters:
+            if not v.is_integer():
+                raise KeyTypeError(
+                    f"non-integral weight {x!r} on an integer-counter sketch: "
+                    "create the sketch with dtype='float64' for SUM aggregates"
+                )
+            v = int(v)
+    return float(v) if float_counters else v
+
+
+def _weight_nulls(weights, n: int):
+    """Null mask of an aligned weight array (``None`` when it has no null or is a scalar).
+
+    Null weights are the key nulls: ``None``, NaN, ``pandas.NA``/``NaT`` and
+    Arrow nulls (see docs/inputs.md).
+    """
+    if weights is None or np.ndim(weights) == 0 and not hasattr(weights, "__len__"):
+        return None
+    mod = type(weights).__module__ or ""
+    if mod.startswith("pyarrow"):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if not hasattr(weights, "type") or not (weights.null_count or pa.types.is_floating(weights.type)):
+            return None
+        null = pc.is_null(weights, nan_is_null=True).to_numpy(zero_copy_only=False)
+    elif mod.startswith("pandas"):
+        null = np.asarray(weights.isna())
+    else:
+        v = np.asarray(weights) if isinstance(weights, np.ndarray) else None
+        if v is not None and v.dtype.kind == "f":
+            null = np.isnan(v)
+        elif v is not None and v.dtype.kind != "O":
+            return None
+        else:
+            try:
+                null = np.fromiter((_is_null_scalar(x) for x in weights), bool)
+            except TypeError:
+                return None
+    if null is None or null.ndim != 1 or len(null) != n or not null.any():
+        return None
+    return null
+
+
+def _drop_weights(weights, keep: np.ndarray):
+    """``weights`` restricted to the rows of ``keep`` (same container kind)."""
+    mod = type(weights).__module__ or ""
+    if mod.startswith("pyarrow"):
+        import pyarrow as pa
+
+        return weights.filter(pa.array(keep))
+    if mod.startswith("pandas"):
+        return weights[keep]
+    if isinstance(weights, np.ndarray):
+        return weights[keep]
+    arr = np.empty(len(keep), dtype=object)
+    arr[:] = list(weights)
+    return arr[keep]
+
+
 def canonicalize(keys, weights=None, allow_float_weights: bool = False) -> CanonicalBatch:
     """Canonicalise a batch of keys (and weights) -> :class:`CanonicalBatch`.
 
@@ -460,6 +530,11 @@ def canonicalize(keys, weights=None, allow_float_weights: bool = False) -> Canon
     ([3, 5], [1, -1], 7)
     """
     k, null = _keys_array(keys)
+    wnull = _weight_nulls(weights, len(k))
+    if wnull is not None:  # rows with a null weight are skipped, as SQL SUM skips them
+        keep = ~wnull
+        weights, k = _drop_weights(weights, keep), k[keep]
+        null = None if null is None else null[keep]
     w, is_float = _weights_array(weights, len(k), allow_float_weights)
     null_weight = 0.0 if is_float else 0
     if null is not None:
