@@ -86,7 +86,10 @@ def _new_sketch(fn: str, kind: str, width, depth, seed, domain=None, dtype="int6
 def _weight_dtype(weights) -> str:
     import pyarrow as pa
 
-    return "float64" if pa.types.is_floating(weights.type) else "int64"
+    t = weights.type
+    if pa.types.is_decimal(t):  # DECIMAL(p, 0) sums exactly as integers, other scales as float64
+        return "int64" if t.scale <= 0 and t.precision <= 18 else "float64"
+    return "float64" if pa.types.is_floating(t) else "int64"
 
 
 def build_from_batches(fn: str, kind: str, batches, weighted: bool, n_params: int) -> bytes | None:
