@@ -13,7 +13,14 @@ from __future__ import annotations
 
 import skimsketch as ss
 
-from ._common import check_key_field, check_weight_field, check_weight_fits, field_of, merge_blobs, require_sketch
+from ._common import (
+    check_key_field,
+    check_weight_field,
+    check_weight_fits,
+    field_of,
+    merge_blobs,
+    require_sketch,
+)
 
 __all__ = ["sketch_column", "sketch_pair", "sketch_parquet", "sketch_partials", "sketch_by", "merge_sketch_column",
            "PartialAccumulator"]
