@@ -242,3 +242,13 @@ def test_decimal_weights_are_not_truncated_in_sql_builders():
     counts = build(pa.array([Decimal(4), Decimal(1)], pa.decimal128(10, 0)))
     assert not counts.float_counters
     assert counts.to_bytes() == ss.HashSketch(64, 3, seed=1).update([1, 2], weights=[4, 1]).to_bytes()
+
+
+def test_sql_builders_refuse_double_keys_like_the_python_api():
+    import pyarrow as pa
+
+    from spark_udaf.sql import build_from_batches
+
+    batch = (pa.array([1.0, 2.0]), pa.array([64, 64]), pa.array([3, 3]), pa.array([1, 1]))
+    with pytest.raises(ss.KeyTypeError, match="skim_sketch: key has type double.*CAST"):
+        build_from_batches("skim_sketch", "hash", iter([batch]), False, 3)
