@@ -9,17 +9,16 @@ are int64 and exact; every operation that would overflow raises
 
 from __future__ import annotations
 
-import math
 from typing import ClassVar
 
 import numpy as np
 
 from . import format as fmt
 from .bounds import check_confidence, median_estimate
-from .errors import CounterOverflowError, IncompatibleSketchError, KeyTypeError
+from .errors import CounterOverflowError, IncompatibleSketchError
 from .estimate import Estimate
 from .hashing import MAX_DEPTH, MAX_WIDTH, family
-from .keys import CanonicalBatch, canonical_key, canonicalize
+from .keys import CanonicalBatch, canonical_key, canonicalize, scalar_weight
 
 __all__ = ["Sketch"]
 
@@ -225,16 +224,7 @@ class Sketch:
         """
         scalar = None
         if weights is not None and np.ndim(weights) == 0 and not hasattr(weights, "__len__"):
-            if isinstance(weights, (bool, np.bool_)) or not isinstance(weights, (int, float, np.integer, np.floating)):
-                raise KeyTypeError(f"weights must be int or float, got {type(weights).__name__}")
-            if not math.isfinite(float(weights)):
-                raise KeyTypeError("weights contain NaN or infinity")
-            if not self.float_counters and float(weights) != int(weights):
-                raise KeyTypeError(
-                    f"non-integral weight {weights!r} on an integer-counter sketch: "
-                    "create the sketch with dtype='float64' for SUM aggregates"
-                )
-            scalar = float(weights) if self.float_counters else int(weights)
+            scalar = scalar_weight(weights, self.float_counters)
             if not self.float_counters and not _I64.min <= scalar <= _I64.max:
                 raise CounterOverflowError(f"weight {scalar} does not fit in int64")
             weights = None

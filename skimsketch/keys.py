@@ -20,17 +20,23 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
+from decimal import Decimal
 
 import mmh3
 import numpy as np
 
 from .errors import KeyTypeError
 
-__all__ = ["CanonicalBatch", "canonicalize", "canonical_key", "fingerprint64", "fingerprint64_many"]
+__all__ = ["CanonicalBatch", "canonical_key", "canonicalize", "fingerprint64", "fingerprint64_many", "scalar_weight"]
 
 _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 # Largest float magnitude that converts to int64 exactly and safely.
 _F64_SAFE = 2.0**63
+# Float keys must stay below 2**53 in magnitude: beyond it a float cannot tell
+# neighbouring integers apart (an int64 column that went through float64 has
+# already lost its low bits), so such a key could silently be another key.
+_F64_EXACT_KEY = 2.0**53
+_FLOAT_KEY_REMEDY = "pass integer keys (e.g. the pandas 'Int64' dtype instead of float64 with NaN)"
 
 
 def fingerprint64(data: bytes) -> int:
@@ -189,7 +195,7 @@ class CanonicalBatch:
 def _is_null_scalar(x) -> bool:
     if x is None:
         return True
-    if isinstance(x, float) and math.isnan(x):
+    if isinstance(x, (float, np.floating)) and math.isnan(x):
         return True
     # pandas.NA / NaT without importing pandas
     return type(x).__name__ in ("NAType", "NaTType")
@@ -212,10 +218,19 @@ def canonical_key(x) -> int | None:
         return fingerprint64(bytes(x))
     if isinstance(x, (float, np.floating)):
         f = float(x)
-        if f.is_integer() and -_F64_SAFE <= f < _F64_SAFE:
+        if f.is_integer() and abs(f) < _F64_EXACT_KEY:
             return int(f)
-        raise KeyTypeError(f"float key {f!r} is not integral; only integer, str and bytes keys are supported")
+        raise _float_key_error(f)
     raise KeyTypeError(f"unsupported key type {type(x).__name__}: use int, str or bytes keys")
+
+
+def _float_key_error(f: float) -> KeyTypeError:
+    if math.isfinite(f) and f.is_integer():
+        return KeyTypeError(
+            f"float key {f!r} is not below 2**53 in magnitude, where floats cannot tell neighbouring "
+            f"integers apart: {_FLOAT_KEY_REMEDY}"
+        )
+    return KeyTypeError(f"float key {f!r} is not integral; only integer, str and bytes keys are supported")
 
 
 def _object_keys(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -262,11 +277,9 @@ def _numpy_keys(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     if kind == "f":
         null = np.isnan(arr)
         vals = arr[~null]
-        bad = (vals != np.floor(vals)) | (np.abs(vals) >= _F64_SAFE)
+        bad = ~(np.abs(vals) < _F64_EXACT_KEY) | (vals != np.floor(vals))
         if bad.any():
-            raise KeyTypeError(
-                f"float key {vals[bad][0]!r} is not integral; only integer, str and bytes keys are supported"
-            )
+            raise _float_key_error(float(vals[bad][0]))
         keys = np.where(null, 0.0, arr).astype(np.int64)
         return keys, (null if null.any() else None)
     if kind in "US":
@@ -308,7 +321,7 @@ def _arrow_keys(arr) -> tuple[np.ndarray, np.ndarray | None]:
 def _pandas_keys(s) -> tuple[np.ndarray, np.ndarray | None]:
     dtype = s.dtype
     kind = getattr(dtype, "kind", "O")
-    null = s.isna().to_numpy()
+    null = np.asarray(s.isna())  # a Series gives a Series, an Index an ndarray
     has_null = bool(null.any())
     if kind in "iu" and getattr(dtype, "na_value", None) is not None or (kind in "iu" and has_null):
         # nullable integer extension dtype
@@ -374,10 +387,7 @@ def numeric_vector(values, n: int, what: str) -> np.ndarray:
         values = values.to_numpy()
     v = np.asarray(values)
     if v.dtype.kind == "O":
-        try:
-            v = v.astype(np.float64) if any(isinstance(x, float) for x in v.ravel()) else v.astype(np.int64)
-        except (TypeError, ValueError, OverflowError) as e:
-            raise KeyTypeError(f"{what} must be int or float: {e}") from None
+        v = _object_numbers(v, what)
     if v.dtype.kind not in "iuf":
         raise KeyTypeError(f"{what} must be int or float, got dtype {v.dtype}")
     if v.ndim == 0:
@@ -393,6 +403,37 @@ def numeric_vector(values, n: int, what: str) -> np.ndarray:
     if v.dtype.kind == "u" and v.size and v.max() > _I64_MAX:
         raise KeyTypeError(f"{what} value {int(v.max())} does not fit in int64")
     return v.astype(np.int64, copy=False)
+
+
+def _object_number(x, what: str):
+    """One weight from an object array: int exactly, float as is, other rationals
+    (``Decimal``, ``Fraction``) exactly when integral, else to the nearest float64."""
+    if isinstance(x, (bool, np.bool_)):
+        raise KeyTypeError(f"{what} must be numbers, got the bool {x!r}: cast it to int explicitly")
+    if isinstance(x, numbers.Integral):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        return float(x)
+    if isinstance(x, (numbers.Rational, Decimal)):
+        try:
+            if x == int(x):  # integral Decimal/Fraction: exact
+                return int(x)
+            return float(x)  # correctly rounded to the nearest float64
+        except (ValueError, OverflowError):  # Decimal NaN / Infinity
+            raise KeyTypeError(f"{what} contain NaN or infinity ({x!r})") from None
+    raise KeyTypeError(f"{what} must be int or float (or Decimal, Fraction), got {x!r} ({type(x).__name__})")
+
+
+def _object_numbers(v: np.ndarray, what: str) -> np.ndarray:
+    """Object array of numbers -> int64 (all integral) or float64, see :func:`_object_number`."""
+    vals = [_object_number(x, what) for x in v.ravel()]
+    if any(isinstance(x, float) for x in vals):
+        return np.array(vals, dtype=np.float64).reshape(v.shape)
+    try:
+        return np.array(vals, dtype=np.int64).reshape(v.shape)
+    except OverflowError:
+        big = next(x for x in vals if not _I64_MIN <= x <= _I64_MAX)
+        raise KeyTypeError(f"{what} value {big} does not fit in int64") from None
 
 
 def _weights_array(weights, n: int, allow_float: bool):
@@ -412,6 +453,75 @@ def _weights_array(weights, n: int, allow_float: bool):
     return w, False
 
 
+def scalar_weight(x, float_counters: bool):
+    """One weight for a whole batch, as the sketch's counter type (int, or float
+    when ``float_counters``); the rule of :func:`_object_number`, and it must be finite."""
+    if x is None or type(x).__name__ in ("NAType", "NaTType"):
+        raise KeyTypeError(f"a scalar weight must be a number, got {x!r}: pass weights=None for weight 1 per key")
+    v = _object_number(x, "weights")
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            raise KeyTypeError("weights contain NaN or infinity")
+        if not float_counters:
+            if not v.is_integer():
+                raise KeyTypeError(
+                    f"non-integral weight {x!r} on an integer-counter sketch: "
+                    "create the sketch with dtype='float64' for SUM aggregates"
+                )
+            v = int(v)
+    return float(v) if float_counters else v
+
+
+def _weight_nulls(weights, n: int):
+    """Null mask of an aligned weight array (``None`` when it has no null or is a scalar).
+
+    Null weights are the key nulls: ``None``, NaN, ``pandas.NA``/``NaT`` and
+    Arrow nulls (see docs/inputs.md).
+    """
+    if weights is None or np.ndim(weights) == 0 and not hasattr(weights, "__len__"):
+        return None
+    mod = type(weights).__module__ or ""
+    if mod.startswith("pyarrow"):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if not hasattr(weights, "type") or not (weights.null_count or pa.types.is_floating(weights.type)):
+            return None
+        null = pc.is_null(weights, nan_is_null=True).to_numpy(zero_copy_only=False)
+    elif mod.startswith("pandas"):
+        null = np.asarray(weights.isna())
+    else:
+        v = np.asarray(weights) if isinstance(weights, np.ndarray) else None
+        if v is not None and v.dtype.kind == "f":
+            null = np.isnan(v)
+        elif v is not None and v.dtype.kind != "O":
+            return None
+        else:
+            try:
+                null = np.fromiter((_is_null_scalar(x) for x in weights), bool)
+            except TypeError:
+                return None
+    if null is None or null.ndim != 1 or len(null) != n or not null.any():
+        return None
+    return null
+
+
+def _drop_weights(weights, keep: np.ndarray):
+    """``weights`` restricted to the rows of ``keep`` (same container kind)."""
+    mod = type(weights).__module__ or ""
+    if mod.startswith("pyarrow"):
+        import pyarrow as pa
+
+        return weights.filter(pa.array(keep))
+    if mod.startswith("pandas"):
+        return weights[keep]
+    if isinstance(weights, np.ndarray):
+        return weights[keep]
+    arr = np.empty(len(keep), dtype=object)
+    arr[:] = list(weights)
+    return arr[keep]
+
+
 def canonicalize(keys, weights=None, allow_float_weights: bool = False) -> CanonicalBatch:
     """Canonicalise a batch of keys (and weights) -> :class:`CanonicalBatch`.
 
@@ -420,6 +530,11 @@ def canonicalize(keys, weights=None, allow_float_weights: bool = False) -> Canon
     ([3, 5], [1, -1], 7)
     """
     k, null = _keys_array(keys)
+    wnull = _weight_nulls(weights, len(k))
+    if wnull is not None:  # rows with a null weight are skipped, as SQL SUM skips them
+        keep = ~wnull
+        weights, k = _drop_weights(weights, keep), k[keep]
+        null = None if null is None else null[keep]
     w, is_float = _weights_array(weights, len(k), allow_float_weights)
     null_weight = 0.0 if is_float else 0
     if null is not None:

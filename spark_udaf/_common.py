@@ -15,6 +15,7 @@ __all__ = [
     "WEIGHT_TYPE_NAMES",
     "check_key_field",
     "check_weight_field",
+    "check_weight_fits",
     "field_of",
     "key_family",
     "load_sketch",
@@ -65,7 +66,20 @@ def check_key_field(df, column: str):
 
 def check_weight_field(df, column: str):
     """The weight column's ``StructField``; rejects non-numeric types."""
-    return _check_field(df, column, "weight", WEIGHT_TYPE_NAMES)
+    f = field_of(df, column)
+    if _type_name(f.dataType).startswith("decimal("):  # exact when integral, else nearest float64
+        return f
+    return _check_field(df, column, "weight", WEIGHT_TYPE_NAMES + ("decimal(p,s)",))
+
+
+def check_weight_fits(field, sketch) -> None:
+    """Refuse, on the driver, a DECIMAL weight with a fractional scale for an integer-counter sketch."""
+    t = field.dataType
+    if _type_name(t).startswith("decimal(") and t.scale > 0 and not sketch.float_counters:
+        raise ss.KeyTypeError(
+            f"weight column {field.name!r} has type {_type_name(t)} (fractional) but the sketch has integer "
+            "counters: create it with dtype='float64', or CAST the column to an integer type"
+        )
 
 
 def require_sketch(sketch, what: str = "sketch"):

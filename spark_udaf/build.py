@@ -13,7 +13,14 @@ from __future__ import annotations
 
 import skimsketch as ss
 
-from ._common import check_key_field, check_weight_field, field_of, merge_blobs, require_sketch
+from ._common import (
+    check_key_field,
+    check_weight_field,
+    check_weight_fits,
+    field_of,
+    merge_blobs,
+    require_sketch,
+)
 
 __all__ = ["sketch_column", "sketch_pair", "sketch_parquet", "sketch_partials", "sketch_by", "merge_sketch_column",
            "PartialAccumulator"]
@@ -185,6 +192,8 @@ def sketch_partials(df, column: str, sketch, weight: str | None = None, by=None,
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be positive, got {chunk_rows}")
     selected = _selected(df, column, weight, by)
+    if weight is not None:
+        check_weight_fits(field_of(df, weight), sketch)
     out = StructType([field_of(df, b) for b in by] + [StructField(_SKETCH_COL, BinaryType(), False)])
     template = sketch.empty_like().to_bytes()
     return selected.mapInArrow(_partition_builder(template, weight is not None, len(by), chunk_rows), out)
@@ -377,7 +386,7 @@ def sketch_parquet(spark, path, column: str, sketch, weight: str | None = None, 
     check_key_field(df, column)
     columns = [column]
     if weight is not None:
-        check_weight_field(df, weight)
+        check_weight_fits(check_weight_field(df, weight), sketch)
         columns.append(weight)
     files = sorted(df.inputFiles())
     if not files:

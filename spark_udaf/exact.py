@@ -20,18 +20,30 @@ _K, _C = "__skim_key", "__skim_count"
 
 
 def _is_float(df, weight) -> bool:
-    return weight is not None and check_weight_field(df, weight).dataType.simpleString() in ("float", "double")
+    """Float weights, or fractional DECIMALs (summed as float64, as the core does: docs/inputs.md)."""
+    if weight is None:
+        return False
+    t = check_weight_field(df, weight).dataType
+    return t.simpleString() in ("float", "double") or (t.simpleString().startswith("decimal(") and t.scale > 0)
 
 
-def frequencies(df, column: str, weight: str | None = None, *, as_float: bool = False, suffix: str = ""):
+def frequencies(df, column: str, weight: str | None = None, *, as_float: bool = False):
     """DataFrame ``(key, count)`` of the non-null keys of ``df[column]``.
 
     ``count`` is the number of rows (or the sum of ``weight``, nulls skipped)
-    as ``DECIMAL(38,0)``, or ``DOUBLE`` when ``as_float``. String keys are
-    compared as their UTF-8 bytes so that they join binary keys as sketches do.
+    as ``DECIMAL(38,0)``, or ``DOUBLE`` when ``as_float`` (required for float
+    and fractional DECIMAL weights). String keys are compared as their UTF-8
+    bytes (``key`` is then binary) so that they join binary keys as sketches do.
     """
+    return _frequencies(df, column, weight, as_float=as_float).withColumnRenamed(_K, "key") \
+        .withColumnRenamed(_C, "count")
+
+
+def _frequencies(df, column: str, weight: str | None = None, *, as_float: bool = False, suffix: str = ""):
     from pyspark.sql import functions as F
 
+    if not as_float and _is_float(df, weight):
+        raise ValueError(f"weight column {weight!r} is not integral: pass as_float=True (its sums are DOUBLE)")
     f = check_key_field(df, column)
     key = F.col(column)
     if f.dataType.simpleString() == "string":
@@ -84,8 +96,8 @@ def exact_join_size(left, lcol: str, right, rcol: str, lweight: str | None = Non
 
     _check_keys(left, lcol, right, rcol)
     as_float = _is_float(left, lweight) or _is_float(right, rweight)
-    fl = frequencies(left, lcol, lweight, as_float=as_float, suffix="_l")
-    fr = frequencies(right, rcol, rweight, as_float=as_float, suffix="_r")
+    fl = _frequencies(left, lcol, lweight, as_float=as_float, suffix="_l")
+    fr = _frequencies(right, rcol, rweight, as_float=as_float, suffix="_r")
     prod = F.col(_C + "_l") * F.col(_C + "_r")
     if not as_float:
         prod = prod.cast("decimal(38,0)")
@@ -98,7 +110,7 @@ def exact_self_join_size(df, column: str, weight: str | None = None):
     from pyspark.sql import functions as F
 
     as_float = _is_float(df, weight)
-    fr = frequencies(df, column, weight, as_float=as_float)
+    fr = _frequencies(df, column, weight, as_float=as_float)
     sq = F.col(_C) * F.col(_C)
     if not as_float:
         sq = sq.cast("decimal(38,0)")

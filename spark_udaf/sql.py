@@ -86,7 +86,20 @@ def _new_sketch(fn: str, kind: str, width, depth, seed, domain=None, dtype="int6
 def _weight_dtype(weights) -> str:
     import pyarrow as pa
 
-    return "float64" if pa.types.is_floating(weights.type) else "int64"
+    t = weights.type
+    if pa.types.is_decimal(t):  # DECIMAL(p, 0) sums exactly as integers, other scales as float64
+        return "int64" if t.scale <= 0 and t.precision <= 18 else "float64"
+    return "float64" if pa.types.is_floating(t) else "int64"
+
+
+def _check_key_array(fn: str, keys) -> None:
+    """SQL key columns follow the Python API's rule (integers, strings, binary; see docs/inputs.md)."""
+    import pyarrow as pa
+
+    t = keys.type
+    if not (pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_null(t)):
+        raise ss.KeyTypeError(f"{fn}: key has type {t}; supported key types are tinyint, smallint, int, bigint, "
+                              "string, binary (cast it, e.g. CAST(key AS BIGINT))")
 
 
 def build_from_batches(fn: str, kind: str, batches, weighted: bool, n_params: int) -> bytes | None:
@@ -97,6 +110,7 @@ def build_from_batches(fn: str, kind: str, batches, weighted: bool, n_params: in
         keys = cols[0]
         weights = cols[1] if weighted else None
         pcols = cols[2 if weighted else 1:]
+        _check_key_array(fn, keys)
         if len(keys) == 0:
             continue
         names = ("width", "depth", "seed", "domain")[:n_params]
@@ -308,6 +322,7 @@ def _partials_udtf():
             extra = set(names) - {"key", "weight", "grp"}
             if extra:
                 raise ValueError(f"{fn}: unexpected columns {sorted(extra)}; allowed: key, weight, grp")
+            _check_key_array(fn, batch.column("key"))
             if batch.num_rows == 0:
                 return iter(())
             params = [_constant(width, "width", fn), _constant(depth, "depth", fn), _constant(seed, "seed", fn)]

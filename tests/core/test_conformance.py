@@ -197,7 +197,7 @@ def test_bad_keys_rejected_and_sketch_unchanged(kind, bad, err):
 
 @pytest.mark.parametrize(
     "weights,err",
-    [([1, 2], "shape"), ([0.5, 1, 1], "non-integral"), ([np.nan, 1, 1], "NaN"), (True, "bool"), ("x", "int or float"), (object(), "int or float")],
+    [([1, 2], "shape"), ([0.5, 1, 1], "non-integral"), ([np.inf, 1, 1], "NaN or infinity"), (True, "bool"), ("x", "int or float"), (object(), "int or float")],
 )
 def test_bad_weights_rejected(kind, weights, err):
     sk = make(kind)

@@ -15,7 +15,7 @@ def test_int_widths_are_one_key():
 
 def test_strings_and_bytes_share_canonical_bytes():
     assert canonical_key("abc") == canonical_key(b"abc") == ss.fingerprint64(b"abc")
-    assert canonical_key("é") == ss.fingerprint64("é".encode("utf-8"))
+    assert canonical_key("é") == ss.fingerprint64("é".encode())
     assert canonical_key("1") != canonical_key(1)
 
 
@@ -98,3 +98,80 @@ def test_skimmed_domain_mismatch_is_incompatible():
     # the skim factor is a query setting, not a compatibility field
     c = ss.SkimmedSketch(16, 3, domain=100, skim_factor=3.0).update([1])
     assert a.merge(c).skim_factor == 1.0
+
+
+# --- weights of every numeric kind, float keys near 2**53, pandas Index keys (docs/inputs.md) ---
+
+
+def test_decimal_and_fraction_weights_are_not_truncated():
+    from decimal import Decimal
+    from fractions import Fraction
+
+    import pyarrow as pa
+
+    import skimsketch as ss
+
+    dec = pa.array([Decimal("4.38"), Decimal("1.99")])
+    assert ss.HashSketch(64, 3, seed=1, dtype="float64").update([1, 2], weights=dec).total_weight == 4.38 + 1.99
+    assert ss.exact_join_size([1, 2], [1, 2], weights_f=[Decimal("4.38"), Decimal("1.99")]) == 4.38 + 1.99
+    obj = np.array([np.float32(2.5), 1], dtype=object)
+    assert ss.exact_join_size([1, 2], [1, 2], weights_f=obj) == 3.5
+    # integral Decimal / Fraction weights are exact in integer sketches
+    b = canonicalize([1, 2], weights=[Decimal(4), Fraction(6, 2)])
+    assert b.weights.dtype == np.int64 and b.weights.tolist() == [4, 3]
+    with pytest.raises(ss.KeyTypeError, match="non-integral weight"):
+        canonicalize([1, 2], weights=[Decimal("4.38"), 1])
+    with pytest.raises(ss.KeyTypeError, match="NaN or infinity"):
+        canonicalize([1], weights=[Decimal("NaN")], allow_float_weights=True)
+    with pytest.raises(ss.KeyTypeError, match="weights must be int or float"):
+        canonicalize([1], weights=np.array(["3"], dtype=object))
+
+
+def test_float_keys_at_or_above_2_53_are_refused():
+    import pandas as pd
+
+    assert canonicalize([2.0**53 - 1]).keys.tolist() == [2**53 - 1]
+    for bad in ([2.0**53], np.array([-(2.0**53)]), pd.Series([2**53 + 1, None])):
+        with pytest.raises(ss.KeyTypeError, match="2\\*\\*53"):
+            canonicalize(bad)
+    with pytest.raises(ss.KeyTypeError, match="2\\*\\*53"):
+        canonical_key(2.0**60)
+
+
+def test_pandas_index_keys():
+    import pandas as pd
+
+    assert canonicalize(pd.Index([3, 1])).keys.tolist() == [3, 1]
+    b = canonicalize(pd.Index([3.0, np.nan]))
+    assert b.keys.tolist() == [3] and b.null_weight == 1
+
+
+def test_null_weights_skip_their_row_in_every_container():
+    from decimal import Decimal
+
+    import pandas as pd
+    import pyarrow as pa
+
+    keys = [1, None, 3, 4]
+    for w in ([2, 5, None, 7], np.array([2.0, 5.0, np.nan, 7.0]), pa.array([2, 5, None, 7]),
+              pd.Series([2, 5, None, 7], dtype="Int64"), pd.Series([Decimal(2), Decimal(5), None, Decimal(7)])):
+        b = canonicalize(keys, w)
+        assert (b.keys.tolist(), b.weights.tolist(), b.null_weight) == ([1, 4], [2, 7], 5)
+        sk = ss.HashSketch(64, 3, seed=1).update(keys, weights=w)
+        assert sk.to_bytes() == ss.HashSketch(64, 3, seed=1).update([1, None, 4], weights=[2, 5, 7]).to_bytes()
+    with pytest.raises(ss.KeyTypeError, match="NaN or infinity"):
+        canonicalize([1, 2], weights=[np.inf, 1])
+
+
+def test_scalar_weights_follow_the_array_rule():
+    from decimal import Decimal
+    from fractions import Fraction
+
+    import pandas as pd
+
+    assert ss.HashSketch(64, 3, seed=1).update([1, 2], weights=Decimal(3)).total_weight == 6
+    assert ss.HashSketch(64, 3, seed=1, dtype="float64").update([1], weights=Fraction(1, 4)).total_weight == 0.25
+    with pytest.raises(ss.KeyTypeError, match="non-integral weight"):
+        ss.HashSketch(64, 3, seed=1).update([1], weights=Decimal("0.5"))
+    with pytest.raises(ss.KeyTypeError, match="weights=None"):
+        ss.HashSketch(64, 3, seed=1).update([1], weights=pd.NA)

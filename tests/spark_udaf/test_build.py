@@ -218,3 +218,19 @@ def test_sketch_column_takes_the_parquet_fast_path_only_for_plain_scans(spark, t
     assert strings.to_bytes() == template.empty_like().update(list(pdf.s)).to_bytes()
     filtered = sketch_column(df.filter("k >= 500"), "k", template.empty_like())
     assert filtered.to_bytes() == template.empty_like().update(pdf.k.values[pdf.k.values >= 500]).to_bytes()
+
+
+def test_decimal_weights_follow_the_core_rule(spark):
+    """DECIMAL weights: exact, or nearest float64 into float sketches; refused on the driver for int sketches."""
+    from decimal import Decimal
+
+    df = spark.sql("SELECT * FROM VALUES (1, CAST(4.38 AS DECIMAL(10,2))), (2, CAST(1.99 AS DECIMAL(10,2))), "
+                   "(2, CAST(NULL AS DECIMAL(10,2))) AS t(k, w)")
+    got = spark_udaf.sketch_column(df, "k", ss.HashSketch(64, 3, seed=1, dtype="float64"), weight="w")
+    want = ss.HashSketch(64, 3, seed=1, dtype="float64").update([1, 2, 2], weights=[Decimal("4.38"), Decimal("1.99"), None])
+    assert got.to_bytes() == want.to_bytes() and got.total_weight == 4.38 + 1.99
+    with pytest.raises(ss.KeyTypeError, match="DECIMAL|decimal\\(10,2\\).*dtype='float64'"):
+        spark_udaf.sketch_column(df, "k", ss.HashSketch(64, 3, seed=1), weight="w")
+    ints = df.selectExpr("k", "CAST(w * 100 AS DECIMAL(12,0)) AS w")
+    got = spark_udaf.sketch_column(ints, "k", ss.HashSketch(64, 3, seed=1), weight="w")
+    assert got.to_bytes() == ss.HashSketch(64, 3, seed=1).update([1, 2], weights=[438, 199]).to_bytes()

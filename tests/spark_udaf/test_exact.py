@@ -74,3 +74,18 @@ def test_mismatched_key_types_are_rejected(spark):
     b = spark.createDataFrame([("1",)], "k string")
     with pytest.raises(ValueError, match=r"'k' \(int\) and 'k' \(string\) cannot join"):
         spark_udaf.exact_join_size(a, "k", b, "k")
+
+
+def test_frequencies_columns_and_decimal_weights(spark):
+    from decimal import Decimal
+
+    df = spark.sql("SELECT * FROM VALUES (1, CAST(4.38 AS DECIMAL(10,2))), (2, CAST(1.99 AS DECIMAL(10,2))), "
+                   "(2, CAST(1.00 AS DECIMAL(10,2))) AS t(k, w)")
+    fr = spark_udaf.frequencies(df, "k")
+    assert fr.columns == ["key", "count"]
+    assert sorted((r["key"], int(r["count"])) for r in fr.collect()) == [(1, 1), (2, 2)]
+    with pytest.raises(ValueError, match="as_float=True"):
+        spark_udaf.frequencies(df, "k", "w")
+    got = spark_udaf.exact_join_size(df, "k", df, "k", lweight="w")
+    want = ss.exact_join_size([1, 2, 2], [1, 2, 2], weights_f=[Decimal("4.38"), Decimal("1.99"), Decimal("1.00")])
+    assert isinstance(got, float) and got == want

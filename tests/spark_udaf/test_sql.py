@@ -223,3 +223,32 @@ def test_domain_parameter_all_null_means_unbounded_and_mixed_is_rejected():
         _constant(pa.array([5, None]), "domain", "f", nullable=True)
     with pytest.raises(ValueError, match="width must not be NULL"):
         _constant(pa.array([None], pa.int64()), "width", "f")
+
+
+def test_decimal_weights_are_not_truncated_in_sql_builders():
+    """DECIMAL(p, 0) weights build exact int64 sketches, other scales float64 ones (docs/inputs.md)."""
+    from decimal import Decimal
+
+    import pyarrow as pa
+
+    from spark_udaf.sql import build_from_batches
+
+    def build(weights):
+        batch = (pa.array([1, 2]), weights, pa.array([64, 64]), pa.array([3, 3]), pa.array([1, 1]))
+        return ss.from_bytes(build_from_batches("skim_sketch_weighted", "hash", iter([batch]), True, 3))
+
+    money = build(pa.array([Decimal("4.38"), Decimal("1.99")], pa.decimal128(10, 2)))
+    assert money.float_counters and money.total_weight == 4.38 + 1.99
+    counts = build(pa.array([Decimal(4), Decimal(1)], pa.decimal128(10, 0)))
+    assert not counts.float_counters
+    assert counts.to_bytes() == ss.HashSketch(64, 3, seed=1).update([1, 2], weights=[4, 1]).to_bytes()
+
+
+def test_sql_builders_refuse_double_keys_like_the_python_api():
+    import pyarrow as pa
+
+    from spark_udaf.sql import build_from_batches
+
+    batch = (pa.array([1.0, 2.0]), pa.array([64, 64]), pa.array([3, 3]), pa.array([1, 1]))
+    with pytest.raises(ss.KeyTypeError, match="skim_sketch: key has type double.*CAST"):
+        build_from_batches("skim_sketch", "hash", iter([batch]), False, 3)
