@@ -10,8 +10,8 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import skimsketch as ss  # noqa: E402
-from skimsketch.exact_windows import ExactWindowedJoin  # noqa: E402
-from skimsketch.windows import WindowedJoin  # noqa: E402
+from skimsketch.stream import ExactWindowedJoin  # noqa: E402
+from skimsketch.stream import WindowedJoin  # noqa: E402
 
 TEMPLATE = ss.HashSketch(width=32, depth=3, seed=5)
 
