@@ -21,6 +21,10 @@ and for ``spark_udaf.streaming.StreamingSketch`` alike:
   ``query_id``), and a batch from another query raises, even when the ids
   happen to fit (a new checkpoint at batch 0 against state whose last batch
   is 0);
+* a replay must carry the data of the batch it replays: a commit records a
+  digest of the batch (the caller's, e.g. of the batch's sketch), and a
+  replay whose digest differs raises (an older checkpoint copy that planned
+  its batch differently);
 * every commit carries a random token, and a commit first checks (under a
   lock on the directory) that the file still holds this writer's last
   commit, so two queries sharing one state file are detected at the first
@@ -32,6 +36,7 @@ The file layout is in ``docs/streaming.md`` ("Binary layouts").
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import struct
 import tempfile
@@ -39,7 +44,7 @@ from typing import NamedTuple
 
 from ..base import Sketch
 from ..errors import CorruptSketchError, SketchError
-from ..framing import Reader, frame, unframe
+from ..framing import Reader, frame, length_prefixed, unframe
 from .windows import WindowedSketch
 
 try:
@@ -47,7 +52,7 @@ try:
 except ImportError:  # pragma: no cover - not on POSIX: the token check still runs, without the lock
     fcntl = None
 
-__all__ = ["StateFile", "Commit", "ExactlyOnce", "ExactlyOnceError", "load_state"]
+__all__ = ["StateFile", "Commit", "ExactlyOnce", "ExactlyOnceError", "load_state", "sketch_digest"]
 
 
 class ExactlyOnceError(SketchError):
@@ -55,12 +60,13 @@ class ExactlyOnceError(SketchError):
 
 
 class Commit(NamedTuple):
-    """One committed record: batch id (or ``None``), query id (or ``None``), commit token, state bytes."""
+    """One committed record: batch id and query id (or ``None``), commit token, batch digest, state bytes."""
 
     batch_id: int | None
     query_id: str | None
     token: bytes
     payload: bytes
+    digest: bytes = b""
 
 
 def load_state(blob: bytes):
@@ -68,6 +74,17 @@ def load_state(blob: bytes):
     if bytes(blob[:4]) == WindowedSketch.MAGIC:
         return WindowedSketch.from_bytes(blob)
     return Sketch.from_bytes(blob)
+
+
+def sketch_digest(delta) -> bytes:
+    """A batch digest for :meth:`ExactlyOnce.commit`: 16 bytes of BLAKE2b over the batch sketch's bytes.
+
+    ``b""`` (no check) for float counters, whose sums may differ in the last
+    bits when a replay delivers the same rows in another order.
+    """
+    if delta.float_counters:
+        return b""
+    return hashlib.blake2b(delta.to_bytes(), digest_size=16).digest()
 
 
 @contextlib.contextmanager
@@ -108,14 +125,15 @@ class StateFile:
     def exists(self) -> bool:
         return os.path.exists(self.path)
 
-    def save(self, batch_id, payload: bytes, query_id: str | None = None, token: bytes = b"\0" * 8) -> None:
+    def save(self, batch_id, payload: bytes, query_id: str | None = None, token: bytes = b"\0" * 8,
+             digest: bytes = b"") -> None:
         """Replace the file's contents by one commit (atomically)."""
         if query_id is not None and not isinstance(query_id, str):
             raise TypeError(f"query_id must be a str, got {type(query_id).__name__}")
         qid = b"" if query_id is None else query_id.encode("utf-8")
         flags = (batch_id is not None) | ((query_id is not None) << 1)
         body = self._FIXED.pack(flags, 0 if batch_id is None else int(batch_id), bytes(token))
-        data = frame(self.MAGIC, self.VERSION, body + struct.pack("<I", len(qid)) + qid + bytes(payload))
+        data = frame(self.MAGIC, self.VERSION, body + length_prefixed(qid, digest) + bytes(payload))
         d = self.directory
         os.makedirs(d, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(self.path)}-", dir=d)
@@ -154,12 +172,12 @@ class StateFile:
             r.done()
             return Commit(batch_id if flags & 1 else None, None, b"\0" * 8, state)
         flags, batch_id, token = r.unpack(self._FIXED.format)
-        qid = r.blob()
+        qid, digest = r.blob(), r.blob()
         try:
             query_id = qid.decode("utf-8") if flags & 2 else None
         except UnicodeDecodeError:
             raise CorruptSketchError(f"{what}: the query id is not UTF-8") from None
-        return Commit(batch_id if flags & 1 else None, query_id, token, r.take(r.remaining))
+        return Commit(batch_id if flags & 1 else None, query_id, token, r.take(r.remaining), digest)
 
     def load(self):
         """``(batch_id, payload)`` or ``None`` when no state was saved; ``CorruptSketchError`` if damaged."""
@@ -200,6 +218,7 @@ class ExactlyOnce:
         self.last_batch_id = None if rec is None else rec.batch_id
         self.committed_query_id = None if rec is None else rec.query_id
         self._token = None if rec is None else rec.token
+        self.last_digest = b"" if rec is None else rec.digest
 
     @property
     def _where(self) -> str:
@@ -209,7 +228,8 @@ class ExactlyOnce:
         """``True``: a new batch, apply it then :meth:`commit`; ``False``: the replay of the last batch.
 
         Raises :class:`ExactlyOnceError` for a batch that cannot be applied
-        exactly once (nothing is changed).
+        exactly once (nothing is changed). A replay should then be checked
+        with :meth:`verify_replay`.
         """
         if batch_id is None:
             return True
@@ -250,10 +270,22 @@ class ExactlyOnce:
             )
         return True
 
-    def commit(self, batch_id, payload: bytes, query_id: str | None = None) -> None:
+    def verify_replay(self, digest: bytes | None) -> None:
+        """Raise unless a replay's ``digest`` matches the committed batch's (unknown digests pass)."""
+        if digest and self.last_digest and digest != self.last_digest:
+            raise ExactlyOnceError(
+                f"batch {self.last_batch_id} replays the last committed batch of {self._where} with other data "
+                f"(digest {digest.hex()} != {self.last_digest.hex()}): the checkpoint is not the one that "
+                f"committed it (an older copy that planned the batch differently?). Use the checkpoint that "
+                f"committed batch {self.last_batch_id}, or start over with a new checkpoint and an empty state path"
+            )
+
+    def commit(self, batch_id, payload: bytes, query_id: str | None = None, digest: bytes = b"") -> None:
         """Record an applied batch (and, with a path, its state bytes, atomically).
 
-        ``batch_id=None`` (an unnumbered batch) keeps the last batch id.
+        ``digest`` identifies the batch's data (any bytes, ``b""``: none), so
+        that a replay can be verified. ``batch_id=None`` (an unnumbered
+        batch) keeps the last batch id.
         Raises :class:`ExactlyOnceError`, committing nothing, when the file
         no longer holds this object's last commit (another writer).
         """
@@ -265,9 +297,9 @@ class ExactlyOnce:
             os.makedirs(self.file.directory, exist_ok=True)
             with _locked(self.file.directory):
                 self._check_unchanged()
-                self.file.save(bid, payload, qid, token)
+                self.file.save(bid, payload, qid, token, digest)
             self._token = token
-        self.last_batch_id, self.committed_query_id = bid, qid
+        self.last_batch_id, self.committed_query_id, self.last_digest = bid, qid, bytes(digest)
 
     def _check_unchanged(self) -> None:
         rec = self.file.load_commit()

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import IncompatibleSketchError
-from .checkpoint import ExactlyOnce, load_state
+from .checkpoint import ExactlyOnce, load_state, sketch_digest
 from .panes import as_sequence
 from .windows import WindowedSketch
 
@@ -39,7 +39,8 @@ class SketchStream:
     kept). ``apply(keys, weights, batch_id)`` adds a batch (negative weights
     delete). Batch ids increase (gaps allowed; ``consecutive=True`` demands
     ``0, 1, 2, ...``); the last applied id again is a replay, skipped and
-    counted in ``skipped_batches``; an earlier id raises
+    counted in ``skipped_batches`` (it must hold the same data: with integer
+    counters a replay whose sketch differs raises); an earlier id raises
     :class:`~skimsketch.stream.checkpoint.ExactlyOnceError`. With
     ``checkpoint`` (a file path) each applied batch is committed atomically
     and an existing checkpoint is resumed (it must hold a compatible sketch).
@@ -50,7 +51,7 @@ class SketchStream:
 
     >>> import skimsketch as ss
     >>> s = SketchStream(ss.HashSketch(width=64, depth=3, seed=1))
-    >>> s.apply([1, 2, 2], batch_id=0), s.apply([2], weights=-1, batch_id=1), s.apply([9], batch_id=1)
+    >>> s.apply([1, 2, 2], batch_id=0), s.apply([2], weights=-1, batch_id=1), s.apply([2], weights=-1, batch_id=1)
     (True, True, False)
     >>> s.sketch == ss.HashSketch(width=64, depth=3, seed=1).update([1, 2]), s.skipped_batches
     (True, 1)
@@ -95,18 +96,21 @@ class SketchStream:
         Raises ``ExactlyOnceError`` (nothing applied) for a batch id that
         cannot be applied exactly once.
         """
-        if not self._once.admit(batch_id):
-            self.skipped_batches += 1
-            return False
+        is_new = self._once.admit(batch_id)
         keys = as_sequence(keys)
         delta = self._sketch.empty_like().update(keys, weights)
+        digest = sketch_digest(delta)
+        if not is_new:
+            self._once.verify_replay(digest)
+            self.skipped_batches += 1
+            return False
         if self._durable:
             new = self._sketch.copy().merge(delta)
-            self._once.commit(batch_id, new.to_bytes())  # commit first: memory follows disk
+            self._once.commit(batch_id, new.to_bytes(), digest=digest)  # commit first: memory follows disk
             self._sketch = new
         else:
             self._sketch.merge(delta)
-            self._once.commit(batch_id, b"")
+            self._once.commit(batch_id, b"", digest=digest)
         self._count(delta, keys, weights)
         self.batches += 1
         return True

@@ -142,8 +142,10 @@ def test_stream_table_join_whole_stream():
         inside += est.contains(exact)
         assert est.relative_error(exact) < 0.1, (i, est, exact)
     assert inside >= 19
-    j.update([1], batch_id=19)  # replay of the last batch: skipped
+    j.update(batch, batch_id=19)  # replay of the last batch (same data): skipped
     assert j.stream.skipped_batches == 1
+    with pytest.raises(ExactlyOnceError, match="replays the last committed batch .* with other data"):
+        j.update([1], batch_id=19)  # same id, other data: not a replay
     assert j.nbytes == 2 * table.nbytes
 
 
@@ -212,6 +214,12 @@ def test_fault_replay_of_last_batch_is_skipped_and_changes_nothing(tmp_path):
     assert not s.apply(*batches[3], batch_id=3)
     assert path.read_bytes() == before and s.skipped_batches == 1
     assert s.sketch == _one_shot(s.sketch, batches)
+    restarted = SketchStream(ss.HashSketch(width=128, depth=5, seed=4), checkpoint=path)
+    with pytest.raises(ExactlyOnceError, match=r"batch 3 replays the last committed batch .* with other data"):
+        restarted.apply(*batches[2], batch_id=3)  # the digest is committed with the state
+    assert not restarted.apply(*batches[3], batch_id=3) and path.read_bytes() == before
+    f = SketchStream(ss.HashSketch(width=64, depth=3, seed=4, dtype="float64"))
+    assert f.apply([1], [0.5], batch_id=0) and not f.apply([2], [0.25], batch_id=0)  # float counters: no digest
 
 
 @pytest.mark.parametrize("when", ["before", "after"])
