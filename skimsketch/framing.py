@@ -34,7 +34,7 @@ import zlib
 
 from .errors import CorruptSketchError
 
-__all__ = ["frame", "unframe", "Reader", "length_prefixed"]
+__all__ = ["Reader", "frame", "length_prefixed", "unframe"]
 
 _HEAD = struct.Struct("<4sHHQ")
 _CRC = struct.Struct("<I")

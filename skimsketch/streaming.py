@@ -3,4 +3,4 @@
 from .stream.checkpoint import StateFile
 from .stream.sketch_stream import SketchStream, StreamTableJoin
 
-__all__ = ["StateFile", "SketchStream", "StreamTableJoin"]
+__all__ = ["SketchStream", "StateFile", "StreamTableJoin"]

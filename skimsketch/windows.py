@@ -4,4 +4,4 @@ from .stream.joins import WindowedJoin
 from .stream.panes import EventClock, LateElementError, pane_index
 from .stream.windows import WindowedSketch
 
-__all__ = ["EventClock", "LateElementError", "WindowedSketch", "WindowedJoin", "pane_index"]
+__all__ = ["EventClock", "LateElementError", "WindowedJoin", "WindowedSketch", "pane_index"]

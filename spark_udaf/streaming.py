@@ -49,12 +49,18 @@ import hashlib
 import os
 
 import skimsketch as ss
-from skimsketch.stream import ExactlyOnce, LateElementError, StateFile, WindowedSketch, load_state
+from skimsketch.stream import (
+    ExactlyOnce,
+    LateElementError,
+    StateFile,
+    WindowedSketch,
+    load_state,
+)
 from skimsketch.stream.checkpoint import sketch_digest
 
 from .build import sketch_by, sketch_column
 
-__all__ = ["StreamingSketch", "read_state", "STATE_FILE"]
+__all__ = ["STATE_FILE", "StreamingSketch", "read_state"]
 
 #: Name of the state file inside ``state_dir``.
 STATE_FILE = "sketch.state"
@@ -72,7 +78,13 @@ def read_state(state_dir):
 
 def _view_schema():
     from pyspark.sql.types import (
-        BinaryType, DoubleType, LongType, StringType, StructField, StructType, TimestampType,
+        BinaryType,
+        DoubleType,
+        LongType,
+        StringType,
+        StructField,
+        StructType,
+        TimestampType,
     )
 
     return StructType([
@@ -95,7 +107,7 @@ def _query_id(batch_df):
     """The running streaming query's id (stable across restarts of one checkpoint), ``None`` outside a query."""
     try:
         return batch_df.sparkSession.sparkContext.getLocalProperty("sql.streaming.queryId")
-    except Exception:  # e.g. Spark Connect: no SparkContext; the id checks then rely on batch ids alone
+    except (AttributeError, NotImplementedError):  # Spark Connect: no SparkContext; batch ids alone are checked
         return None
 
 
@@ -287,7 +299,7 @@ class StreamingSketch:
         sk = self.sketch()
         st = self._state
         win = self.windowed
-        f = lambda x: None if x is None else float(x)  # noqa: E731
+        f = lambda x: None if x is None else float(x)
         return (
             self.last_batch_id, bytearray(sk.to_bytes()), type(sk).__name__, sk.width, sk.depth, str(sk.seed),
             float(sk.total_weight), float(sk.null_weight),

@@ -21,7 +21,18 @@ from .sketch_stream import SketchStream, StreamTableJoin
 from .windows import PaneBatch, WindowedSketch
 
 __all__ = [
-    "WindowedSketch", "PaneBatch", "WindowedJoin", "EventClock", "LateElementError", "pane_index",
-    "ExactWindowedJoin", "SketchStream", "StreamTableJoin", "StateFile", "Commit", "ExactlyOnce",
-    "ExactlyOnceError", "load_state",
+    "Commit",
+    "EventClock",
+    "ExactWindowedJoin",
+    "ExactlyOnce",
+    "ExactlyOnceError",
+    "LateElementError",
+    "PaneBatch",
+    "SketchStream",
+    "StateFile",
+    "StreamTableJoin",
+    "WindowedJoin",
+    "WindowedSketch",
+    "load_state",
+    "pane_index",
 ]

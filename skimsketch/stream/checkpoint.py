@@ -52,7 +52,7 @@ try:
 except ImportError:  # pragma: no cover - not on POSIX: the token check still runs, without the lock
     fcntl = None
 
-__all__ = ["StateFile", "Commit", "ExactlyOnce", "ExactlyOnceError", "load_state", "sketch_digest"]
+__all__ = ["Commit", "ExactlyOnce", "ExactlyOnceError", "StateFile", "load_state", "sketch_digest"]
 
 
 class ExactlyOnceError(SketchError):

@@ -30,7 +30,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .panes import Batch, EventClock, LateElementError, check_number, check_on_late, n_panes, pane_index, pane_of
+from .panes import (
+    Batch,
+    EventClock,
+    LateElementError,
+    check_number,
+    check_on_late,
+    n_panes,
+    pane_index,
+    pane_of,
+)
 
 __all__ = ["ExactWindowedJoin"]
 

@@ -19,15 +19,21 @@ from .windows import WindowedSketch
 __all__ = ["WindowedJoin"]
 
 
-def table_estimates(a, b) -> np.ndarray:
-    """Per-table unbiased estimates of ``f·g`` from two compatible sketches.
+def table_scale(template) -> np.ndarray:
+    """Per-table factor ``c`` of the sketch's linear join estimator ``c * <X_f[p], X_g[p]>``.
 
-    This is the linear median-of-tables estimator every sketch inherits from
-    :class:`~skimsketch.base.Sketch` (a skimmed sketch's counters are a hash
-    sketch's; its skimming estimator is not linear in the stream, so it is
-    bypassed here).
+    Every sketch inherits from :class:`~skimsketch.base.Sketch` a
+    median-of-tables join estimator whose table ``p`` is a bilinear form of
+    the two sketches' counter rows (a hash sketch's inner product; an AGMS
+    sketch's row mean, i.e. the inner product over ``width``). The factor is
+    read off that estimator once, on a sketch of a single key, so no kind is
+    special-cased here. (A skimmed sketch's counters are a hash sketch's; its
+    skimming estimator is not linear in the stream and is bypassed.)
     """
-    return np.asarray(Sketch.join_size(a, b).detail["tables"], dtype=np.float64)
+    one = template.empty_like().update([0])
+    rows = Sketch.join_size(one, one).detail["tables"]
+    dots = np.einsum("pq,pq->p", one.counters.astype(np.float64), one.counters.astype(np.float64))
+    return np.asarray(rows, dtype=np.float64) / dots
 
 
 class WindowedJoin:
@@ -58,6 +64,7 @@ class WindowedJoin:
         self.a = WindowedSketch(template, window_a, slide, on_late=on_late, clock=self.clock)
         self.b = WindowedSketch(template, window_b, slide, on_late=on_late, clock=self.clock)
         self._results_rows = np.zeros(template.depth, dtype=np.float64)
+        self._scale = table_scale(template)
 
     def _side(self, side):
         if side in ("a", "A", 0):
@@ -89,8 +96,9 @@ class WindowedJoin:
         if y.current_pane is None:
             return rows
         for k, d in sorted(deltas.items()):
-            rows += table_estimates(d, y.panes_sum(k - y.n_panes + 1, k + x.n_panes - 1))
-        return rows
+            other = y.panes_sum(k - y.n_panes + 1, k + x.n_panes - 1)
+            rows += np.einsum("pq,pq->p", d.counters.astype(np.float64), other.counters.astype(np.float64))
+        return rows * self._scale
 
     @property
     def total_results_estimate(self) -> float:
@@ -141,7 +149,7 @@ class WindowedJoin:
         return frame(self.MAGIC, self.VERSION, np.array([len(a), len(b)], "<u4").tobytes() + a + b + rows)
 
     @classmethod
-    def from_bytes(cls, blob) -> "WindowedJoin":
+    def from_bytes(cls, blob) -> WindowedJoin:
         """Load a join written by :meth:`to_bytes` (the sides share one clock again)."""
         what = "windowed join state"
         _, payload = unframe(blob, cls.MAGIC, what, versions=(cls.VERSION,), legacy=(1,))
@@ -164,9 +172,10 @@ class WindowedJoin:
         return cls._from_sides(a, b, rows)
 
     @classmethod
-    def _from_sides(cls, a: WindowedSketch, b: WindowedSketch, rows: np.ndarray) -> "WindowedJoin":
+    def _from_sides(cls, a: WindowedSketch, b: WindowedSketch, rows: np.ndarray) -> WindowedJoin:
         out = cls.__new__(cls)
         out.clock, out.a, out.b, out._results_rows = a.clock, a, b, rows
+        out._scale = table_scale(a.template)
         return out
 
     def __eq__(self, other) -> bool:

@@ -19,8 +19,16 @@ from ..errors import SketchError
 from ..keys import canonicalize, numeric_vector
 
 __all__ = [
-    "LateElementError", "EventClock", "Batch", "pane_index", "pane_of", "pane_groups", "n_panes",
-    "check_number", "check_on_late", "as_sequence",
+    "Batch",
+    "EventClock",
+    "LateElementError",
+    "as_sequence",
+    "check_number",
+    "check_on_late",
+    "n_panes",
+    "pane_groups",
+    "pane_index",
+    "pane_of",
 ]
 
 

@@ -53,10 +53,18 @@ from ..base import Sketch
 from ..errors import CorruptSketchError
 from ..framing import Reader, frame, length_prefixed, unframe
 from .panes import (
-    Batch, EventClock, LateElementError, check_number, check_on_late, n_panes, pane_groups, pane_index, pane_of,
+    Batch,
+    EventClock,
+    LateElementError,
+    check_number,
+    check_on_late,
+    n_panes,
+    pane_groups,
+    pane_index,
+    pane_of,
 )
 
-__all__ = ["WindowedSketch", "PaneBatch"]
+__all__ = ["PaneBatch", "WindowedSketch"]
 
 
 @dataclass
@@ -445,7 +453,7 @@ class WindowedSketch:
         return frame(self.MAGIC, self.VERSION, length_prefixed(hj, *blobs))
 
     @classmethod
-    def from_bytes(cls, blob, clock: EventClock | None = None) -> "WindowedSketch":
+    def from_bytes(cls, blob, clock: EventClock | None = None) -> WindowedSketch:
         """Load a state written by :meth:`to_bytes`; ``CorruptSketchError`` on any malformed input.
 
         ``clock``: share this clock (a join's sides); it must be at the

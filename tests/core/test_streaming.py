@@ -9,8 +9,15 @@ import pytest
 
 import skimsketch as ss
 from skimsketch.framing import Reader, frame, length_prefixed, unframe
-from skimsketch.stream import ExactlyOnce, ExactlyOnceError, SketchStream, StateFile, StreamTableJoin
-from skimsketch.stream import WindowedJoin, WindowedSketch
+from skimsketch.stream import (
+    ExactlyOnce,
+    ExactlyOnceError,
+    SketchStream,
+    StateFile,
+    StreamTableJoin,
+    WindowedJoin,
+    WindowedSketch,
+)
 
 
 def _batches(seed, n_batches=30, size=200, domain=2000, deletes=0.2):
@@ -381,3 +388,40 @@ def test_window_and_join_containers_round_trip_and_read_version_1():
             type(obj).from_bytes(blob[:30] + bytes([blob[30] ^ 1]) + blob[31:])
     back = WindowedJoin.from_bytes(j.to_bytes())
     assert back.a.clock is back.b.clock and back.total_results_estimate == j.total_results_estimate
+
+
+# -- layering ---------------------------------------------------------------------------
+_STREAM_MODULES = {"stream", "windows", "streaming", "exact_windows"}  # the layer and its compatibility aliases
+
+
+def _imported_modules(path):
+    import ast
+
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                yield a.name
+        elif isinstance(node, ast.ImportFrom):
+            mod = node.module or ""
+            if node.level and not mod:  # "from . import x"
+                yield from (f".{a.name}" for a in node.names)
+            else:
+                yield "." * node.level + mod
+
+
+def test_sketches_never_import_the_streaming_layer():
+    """The stream subpackage imports the sketches, never the reverse (checked on the source, at any depth)."""
+    import pathlib
+
+    root = pathlib.Path(ss.__file__).parent
+    core = [p for p in root.glob("*.py") if p.name != "__init__.py" and p.stem not in _STREAM_MODULES]
+    assert {"base.py", "skimmed.py", "serde.py", "format.py", "framing.py"} <= {p.name for p in core}
+    for p in core:
+        for mod in _imported_modules(p):
+            parts = mod.lstrip(".").replace("skimsketch.", "", 1).split(".")
+            assert parts[0] not in _STREAM_MODULES, f"{p.name} imports {mod}: the sketches must not depend on the streams"
+    stream = root / "stream"
+    for p in stream.glob("*.py"):  # and the layer reaches the sketches only through their modules
+        for mod in _imported_modules(p):
+            assert not mod.startswith("skimsketch"), f"stream/{p.name} imports {mod} absolutely (use ..module)"

@@ -12,8 +12,14 @@ import numpy as np
 import pytest
 
 import skimsketch as ss
-from skimsketch.stream import ExactWindowedJoin
-from skimsketch.stream import EventClock, LateElementError, WindowedJoin, WindowedSketch, pane_index
+from skimsketch.stream import (
+    EventClock,
+    ExactWindowedJoin,
+    LateElementError,
+    WindowedJoin,
+    WindowedSketch,
+    pane_index,
+)
 
 DOMAIN = 5000
 

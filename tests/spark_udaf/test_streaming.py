@@ -266,7 +266,6 @@ def test_windowed_handler_with_double_timestamps_matches_in_memory(spark, tmp_pa
 def _run_query(handler, src, ckpt):
     """Run ``handler`` over the files of ``src`` (one per micro-batch) to the end; the query's exception or None."""
     from pyspark.errors import StreamingQueryException
-
     from pyspark.sql import SparkSession
 
     q = handler.start(_stream(SparkSession.getActiveSession(), src), ckpt)
@@ -331,3 +330,33 @@ def test_old_checkpoint_with_new_state_fails(spark, tmp_path):
     assert err is not None and "no committed batch, but batch 4 arrived: batches 0..3" in str(err)
     assert old.applied_batches == lost.applied_batches == 0
     assert (state / "sketch.state").read_bytes() == committed and not (tmp_path / "empty-state").exists()
+
+
+def test_two_running_queries_sharing_a_state_dir_are_detected(spark, tmp_path):
+    """Two queries started side by side on one state dir: the second commit finds the first's and fails."""
+    from pyspark.errors import StreamingQueryException
+
+    from spark_udaf.streaming import StreamingSketch, read_state
+
+    tmpl, state = ss.HashSketch(width=64, depth=3, seed=3), tmp_path / "state"
+    handlers, queries, data = [], [], []
+    for name in ("a", "b"):
+        src = tmp_path / f"src-{name}"
+        src.mkdir()
+        data.append(_write(src, "f0.parquet", *_files(60 + len(data), 200, 0, 50), mtime=6_000_000))
+        handlers.append(StreamingSketch(tmpl, "k", state, weight="w"))  # both load the (empty) state
+        queries.append((src, tmp_path / f"ckpt-{name}"))
+    started = [h.start(_stream(spark, src), ckpt) for h, (src, ckpt) in zip(handlers, queries)]
+    errors = []
+    for q in started:
+        try:
+            q.awaitTermination(120)
+            errors.append(q.exception())
+        except StreamingQueryException as e:
+            errors.append(e)
+    failed = [i for i, e in enumerate(errors) if e is not None]
+    assert len(failed) == 1 and "another query or process writes the same state" in str(errors[failed[0]])
+    ok = 1 - failed[0]
+    keys, _, w = data[ok]
+    assert handlers[ok].sketch() == tmpl.empty_like().update(keys, weights=w)
+    assert read_state(state)[1] == handlers[ok].sketch() and handlers[failed[0]].applied_batches == 0
