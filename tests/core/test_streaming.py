@@ -6,6 +6,8 @@ import zlib
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import skimsketch as ss
 from skimsketch.framing import Reader, frame, length_prefixed, unframe
@@ -425,3 +427,45 @@ def test_sketches_never_import_the_streaming_layer():
     for p in stream.glob("*.py"):  # and the layer reaches the sketches only through their modules
         for mod in _imported_modules(p):
             assert not mod.startswith("skimsketch"), f"stream/{p.name} imports {mod} absolutely (use ..module)"
+
+
+# -- exactly once under any sequence of faults (property) -----------------------------------
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(["next", "replay", "crash_before", "crash_after", "restart"]), max_size=14))
+def test_exactly_once_under_any_fault_sequence(actions):
+    """A source that behaves like Spark (re-sends the batch it has no acknowledgement for, and may re-send
+    the last acknowledged one) ends, whatever the crashes and restarts, with every batch counted once."""
+    import tempfile
+    from unittest import mock
+
+    batches = _batches(20, n_batches=len(actions) + 1, size=20)
+    tmpl = ss.HashSketch(width=32, depth=3, seed=9)
+    real_replace = os.replace
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "s.state")
+        s = SketchStream(tmpl.empty_like(), checkpoint=path, query_id="q", consecutive=True)
+        acked = -1  # the last batch the source saw succeed
+        for act in actions:
+            if act == "restart":
+                s = SketchStream(tmpl.empty_like(), checkpoint=path, query_id="q", consecutive=True)
+            elif act == "replay" and acked >= 0 and s.last_batch_id == acked:
+                assert not s.apply(*batches[acked], batch_id=acked)
+            elif act.startswith("crash"):
+                def crash(src, dst, after=act == "crash_after"):
+                    if after:
+                        real_replace(src, dst)
+                    raise OSError("simulated crash")
+
+                with mock.patch("os.replace", crash), pytest.raises(OSError, match="simulated crash"):
+                    s.apply(*batches[acked + 1], batch_id=acked + 1)
+                s = SketchStream(tmpl.empty_like(), checkpoint=path, query_id="q", consecutive=True)
+                # the source re-sends the batch it has no acknowledgement for
+                assert s.apply(*batches[acked + 1], batch_id=acked + 1) == (act == "crash_before")
+                acked += 1
+            elif act == "next":
+                assert s.apply(*batches[acked + 1], batch_id=acked + 1)
+                acked += 1
+        final = SketchStream(tmpl.empty_like(), checkpoint=path, query_id="q", consecutive=True)
+        assert final.last_batch_id == (None if acked < 0 else acked)
+        assert final.sketch.to_bytes() == _one_shot(tmpl, batches[: acked + 1]).to_bytes()
+        assert sorted(os.listdir(d)) == (["s.state"] if acked >= 0 else [])
