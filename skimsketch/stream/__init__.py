@@ -13,7 +13,14 @@ Modules, each with one job (the sketches never import this package):
 Semantics, guarantees and binary layouts: ``docs/streaming.md``.
 """
 
-from .checkpoint import Commit, ExactlyOnce, ExactlyOnceError, StateFile, load_state
+from .checkpoint import (
+    Commit,
+    ExactlyOnce,
+    ExactlyOnceError,
+    StateFile,
+    load_state,
+    sketch_digest,
+)
 from .exact import ExactWindowedJoin
 from .joins import WindowedJoin
 from .panes import EventClock, LateElementError, pane_index
@@ -35,4 +42,5 @@ __all__ = [
     "WindowedSketch",
     "load_state",
     "pane_index",
+    "sketch_digest",
 ]

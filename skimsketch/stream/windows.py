@@ -69,7 +69,7 @@ __all__ = ["PaneBatch", "WindowedSketch"]
 
 @dataclass
 class PaneBatch:
-    """One batch split by pane, not yet committed: what :meth:`WindowedSketch.merge_panes` takes.
+    """One batch split by pane, not yet committed (:meth:`WindowedSketch.pane_deltas`, :meth:`WindowedSketch.commit`).
 
     ``panes`` maps pane index to the sketch of that pane's accepted elements;
     ``max_timestamp`` is their largest timestamp (``None`` when none was
