@@ -469,3 +469,49 @@ def test_exactly_once_under_any_fault_sequence(actions):
         assert final.last_batch_id == (None if acked < 0 else acked)
         assert final.sketch.to_bytes() == _one_shot(tmpl, batches[: acked + 1]).to_bytes()
         assert sorted(os.listdir(d)) == (["s.state"] if acked >= 0 else [])
+
+
+def test_window_and_join_payload_faults_are_named():
+    """Well-framed containers (valid checksum) with a bad payload: each fault is a CorruptSketchError."""
+    import json
+
+    t = ss.HashSketch(width=16, depth=2, seed=1)
+    w = WindowedSketch(t, window=4, slide=2).update([1, 2], [0, 3])
+    _, payload = unframe(w.to_bytes(), b"SKWN", "test", versions=(2,))
+    r = Reader(payload, "test")
+    head, blobs = json.loads(r.blob()), []
+    while r.remaining:
+        blobs.append(r.blob())
+
+    def window(head, blobs):
+        return frame(b"SKWN", 2, length_prefixed(json.dumps(head).encode(), *blobs))
+
+    assert WindowedSketch.from_bytes(window(head, blobs)) == w
+    other = ss.HashSketch(width=16, depth=2, seed=2).to_bytes()
+    cases = {
+        "windowed sketch state: Expecting property name": frame(b"SKWN", 2, length_prefixed(b"{not json", *blobs)),
+        "2 sketches for 2 panes": window(head, blobs[:2]),
+        "truncated": None,
+        "'window'": window({k: v for k, v in head.items() if k != "window"}, blobs),
+        "seed differs": window(head, blobs[:1] + [other] + blobs[2:]),
+        "window must be > 0": window(dict(head, window=-4), blobs),
+    }
+    for fault, blob in cases.items():
+        if fault == "truncated":  # a part longer than what is left, inside a valid frame
+            _, p = unframe(window(head, blobs), b"SKWN", "test", versions=(2,))
+            blob = frame(b"SKWN", 2, p[:-3])
+        with pytest.raises(ss.CorruptSketchError, match=fault):
+            WindowedSketch.from_bytes(blob)
+
+    j = WindowedJoin(t, window_a=4, window_b=2, slide=2).update_a([1], [0]).update_b([1], [1])
+    _, p = unframe(j.to_bytes(), b"SKWJ", "test", versions=(2,))
+    with pytest.raises(ss.CorruptSketchError, match="windowed join state: size mismatch \\(8 trailing bytes\\)"):
+        WindowedJoin.from_bytes(frame(b"SKWJ", 2, p + bytes(8)))
+    with pytest.raises(ss.CorruptSketchError, match="windowed join state: truncated"):
+        WindowedJoin.from_bytes(frame(b"SKWJ", 2, p[:-8]))
+    late = WindowedSketch(t, window=2, slide=2, allowed_lateness=1).to_bytes()
+    la = struct.unpack("<I", p[:4])[0]
+    side_a = p[8 : 8 + la]
+    mixed = struct.pack("<II", la, len(late)) + side_a + late + p[-16:]
+    with pytest.raises(ss.CorruptSketchError, match="allowed_lateness 1 differs from the clock's 0"):
+        WindowedJoin.from_bytes(frame(b"SKWJ", 2, mixed))
