@@ -99,7 +99,7 @@ class SketchStream:
         is_new = self._once.admit(batch_id)
         keys = as_sequence(keys)
         delta = self._sketch.empty_like().update(keys, weights)
-        digest = sketch_digest(delta)
+        digest = b"" if batch_id is None else sketch_digest(delta)  # unnumbered batches are never replays
         if not is_new:
             self._once.verify_replay(digest)
             self.skipped_batches += 1
