@@ -285,13 +285,14 @@ class ExactlyOnce:
 
         ``digest`` identifies the batch's data (any bytes, ``b""``: none), so
         that a replay can be verified. ``batch_id=None`` (an unnumbered
-        batch) keeps the last batch id.
+        batch) keeps the last batch id and its digest.
         Raises :class:`ExactlyOnceError`, committing nothing, when the file
         no longer holds this object's last commit (another writer).
         """
         qid = self.query_id if query_id is None else query_id
         qid = self.committed_query_id if qid is None else qid
         bid = self.last_batch_id if batch_id is None else _check_batch_id(batch_id)
+        digest = self.last_digest if batch_id is None else bytes(digest)  # the last numbered batch's
         if self.file is not None:
             token = os.urandom(8)
             os.makedirs(self.file.directory, exist_ok=True)

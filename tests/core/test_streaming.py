@@ -326,8 +326,11 @@ def test_exactly_once_rules_in_memory():
     assert y.committed_query_id == "q" and y.admit(7, query_id="q")
     with pytest.raises(ExactlyOnceError, match="batch 3 comes from query 'r'"):
         y.admit(3, query_id="r")
-    y.commit(None, b"")  # an unnumbered batch keeps the last id
-    assert y.last_batch_id == 3
+    y.commit(3, b"", digest=b"d3")
+    y.commit(None, b"")  # an unnumbered batch keeps the last id and its digest
+    assert (y.last_batch_id, y.last_digest) == (3, b"d3")
+    with pytest.raises(ExactlyOnceError, match="batch 3 replays the last committed batch"):
+        y.verify_replay(b"other")
 
 
 def test_state_file_version_1_is_still_read_and_adopted(tmp_path):
