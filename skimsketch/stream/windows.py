@@ -276,8 +276,14 @@ class WindowedSketch:
                          batch.n - n_late)
 
     def commit(self, batch: PaneBatch):
-        """Apply a :class:`PaneBatch` (from :meth:`pane_deltas` or built elsewhere); returns ``self``."""
-        return self.merge_panes(batch.panes, batch.max_timestamp, batch.late_count, batch.late_weight, batch.events)
+        """Apply a :class:`PaneBatch` (from :meth:`pane_deltas` or built elsewhere); returns ``self``.
+
+        Checked like :meth:`merge_panes`; the batch's sketches become part of
+        the window (not copied): do not use them afterwards.
+        """
+        deltas, max_ts = self._checked_panes(batch.panes, batch.max_timestamp, copy=False)
+        self._commit(deltas, max_ts, int(batch.late_count), batch.late_weight, int(batch.events))
+        return self
 
     def merge_panes(self, panes: dict, max_timestamp, late_count: int = 0, late_weight=0, events: int = 0):
         """Commit per-pane sketches of one batch built elsewhere (e.g. on Spark executors).
@@ -288,6 +294,12 @@ class WindowedSketch:
         caller set aside are reported through ``late_count`` / ``late_weight``.
         Equivalent to :meth:`update` with the same elements. Returns ``self``.
         """
+        deltas, max_ts = self._checked_panes(panes, max_timestamp, copy=True)
+        self._commit(deltas, max_ts, int(late_count), late_weight, int(events))
+        return self
+
+    def _checked_panes(self, panes: dict, max_timestamp, copy: bool):
+        """``([(pane, sketch)] sorted, max_timestamp)`` after checking indices, compatibility and time."""
         self._sync()
         bound = None if self.watermark is None else pane_of(self.watermark, self.slide)
         deltas = []
@@ -297,15 +309,14 @@ class WindowedSketch:
             if bound is not None and k < bound:
                 raise ValueError(f"pane {k} is before the watermark's pane {bound}: its elements are late")
             self._proto.check_compatible(sk, "merge")
-            deltas.append((int(k), sk.copy()))
+            deltas.append((int(k), sk.copy() if copy else sk))
         if deltas and max_timestamp is None:
             raise ValueError("max_timestamp is required when panes are given")
         if max_timestamp is not None:
             max_timestamp = check_number("max_timestamp", max_timestamp)
             if deltas and pane_of(max_timestamp, self.slide) != deltas[-1][0]:
                 raise ValueError(f"max_timestamp {max_timestamp!r} is not in the last pane {deltas[-1][0]}")
-        self._commit(deltas, max_timestamp, int(late_count), late_weight, int(events))
-        return self
+        return deltas, max_timestamp
 
     def _commit(self, deltas, accepted_max, n_late: int, late_weight, events: int) -> None:
         """Add per-pane deltas to the panes (and to the total when in the window), then move time."""
