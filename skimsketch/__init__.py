@@ -20,14 +20,15 @@ from .errors import (
 )
 from .estimate import Estimate
 from .exact import exact_frequencies, exact_join_size, exact_self_join_size
-from .exact_windows import ExactWindowedJoin
 from .hash_sketch import HashSketch
 from .keys import CanonicalBatch, canonical_key, canonicalize, fingerprint64
 from .multiway import PairSketch, chain_join_size, exact_chain_join_size
 from .serde import from_bytes
 from .skimmed import SkimmedSketch
-from .streaming import SketchStream, StateFile, StreamTableJoin
-from .windows import EventClock, LateElementError, WindowedJoin, WindowedSketch, pane_index
+from .stream import (
+    EventClock, ExactWindowedJoin, LateElementError, SketchStream, StateFile, StreamTableJoin, WindowedJoin,
+    WindowedSketch, pane_index,
+)
 
 __all__ = [
     "WindowedSketch", "WindowedJoin", "EventClock", "LateElementError", "pane_index", "ExactWindowedJoin",

@@ -3,25 +3,31 @@
 :class:`StreamingSketch` is a ``foreachBatch`` handler. For every micro-batch
 it builds the batch's sketch on the executors (``spark_udaf.build``: one
 partial sketch per partition, merged; rows never reach the driver), adds it
-to the current state and commits ``(batch_id, state bytes)`` atomically to a
-single file in ``state_dir`` (:class:`skimsketch.streaming.StateFile`:
-written, fsynced, renamed). A batch whose id is at or below the committed one
-is a replay and is skipped. Spark re-runs a batch after a failure with the
-same id and the same data (replayable sources + ``checkpointLocation``), so:
+to the current state and commits ``(query id, batch_id, state bytes)``
+atomically to a single file in ``state_dir``, by the exactly-once rules of
+:class:`skimsketch.stream.ExactlyOnce` (the ones ``SketchStream`` follows).
+Spark numbers micro-batches ``0, 1, 2, ...`` and re-runs the last one after a
+failure with the same id and the same data (replayable sources +
+``checkpointLocation``); its query id is kept in the checkpoint and does not
+change across restarts. So:
 
 * crash before our commit: Spark replays the batch, we apply it once;
 * crash after our commit but before Spark's: Spark replays it, we skip it;
 * stop and restart with the same checkpoint: batch ids continue, and the
-  state is reloaded from ``state_dir``.
+  state is reloaded from ``state_dir``;
+* every other pairing of checkpoint and state raises
+  :class:`skimsketch.stream.ExactlyOnceError` before anything is applied,
+  naming both batch ids (or both query ids) and the remedy: a new
+  checkpoint (or a second query) with an old ``state_dir``, an older
+  checkpoint copy with newer state, an existing checkpoint with a new or
+  lost ``state_dir``, and two running queries writing one ``state_dir``.
 
 The final state is exactly (byte for byte, integer weights) the sketch a
-one-shot batch build of all the data gives. Keep ``state_dir`` with the
-query's ``checkpointLocation``: deleting one but not the other breaks the
-batch-id pairing (a fresh checkpoint restarts ids at 0 and they would be
-taken for replays). ``state_dir`` must be a driver-local (or mounted) path.
+one-shot batch build of all the data gives. ``state_dir`` must be a
+driver-local (or mounted) path, one per query.
 
 With ``timestamp``/``window`` the state is a
-:class:`skimsketch.windows.WindowedSketch` (sliding or tumbling event-time
+:class:`skimsketch.stream.WindowedSketch` (sliding or tumbling event-time
 window, watermark and late-element accounting as documented there): per batch,
 late rows are counted on the executors and the accepted rows are sketched per
 pane (``spark_udaf.build.sketch_by``), then committed with
@@ -39,19 +45,27 @@ PySpark: the handler runs on the driver.
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import os
 
 import skimsketch as ss
-from skimsketch.streaming import StateFile, _load_state
-from skimsketch.windows import LateElementError, WindowedSketch
+from skimsketch.stream import (
+    ExactlyOnce,
+    LateElementError,
+    StateFile,
+    WindowedSketch,
+    load_state,
+)
+from skimsketch.stream.checkpoint import sketch_digest
 
 from .build import sketch_by, sketch_column
 
-__all__ = ["StreamingSketch", "read_state", "STATE_FILE"]
+__all__ = ["STATE_FILE", "StreamingSketch", "read_state"]
 
 #: Name of the state file inside ``state_dir``.
 STATE_FILE = "sketch.state"
 _PANE = "__skim_pane"
+_INTEGRAL = ("tinyint", "smallint", "int", "bigint")
 
 
 def read_state(state_dir):
@@ -59,12 +73,18 @@ def read_state(state_dir):
     saved = StateFile(os.path.join(os.fspath(state_dir), STATE_FILE)).load()
     if saved is None:
         return None
-    return saved[0], _load_state(saved[1])
+    return saved[0], load_state(saved[1])
 
 
 def _view_schema():
     from pyspark.sql.types import (
-        BinaryType, DoubleType, LongType, StringType, StructField, StructType, TimestampType,
+        BinaryType,
+        DoubleType,
+        LongType,
+        StringType,
+        StructField,
+        StructType,
+        TimestampType,
     )
 
     return StructType([
@@ -81,6 +101,14 @@ def _view_schema():
         StructField("late_count", LongType()),
         StructField("updated_at", TimestampType()),
     ])
+
+
+def _query_id(batch_df):
+    """The running streaming query's id (stable across restarts of one checkpoint), ``None`` outside a query."""
+    try:
+        return batch_df.sparkSession.sparkContext.getLocalProperty("sql.streaming.queryId")
+    except (AttributeError, NotImplementedError):  # Spark Connect: no SparkContext; batch ids alone are checked
+        return None
 
 
 class StreamingSketch:
@@ -113,12 +141,11 @@ class StreamingSketch:
             fresh = WindowedSketch(self._template, window, slide, allowed_lateness, on_late)
         else:
             fresh = sketch.copy()
-        self._file = StateFile(os.path.join(os.fspath(state_dir), STATE_FILE))
-        saved = self._file.load()
-        if saved is None:
-            self._state, self.last_batch_id = fresh, None
+        self._once = ExactlyOnce(os.path.join(os.fspath(state_dir), STATE_FILE), consecutive=True)
+        if self._once.saved is None:
+            self._state = fresh
         else:
-            self.last_batch_id, self._state = saved[0], _load_state(saved[1])
+            self._state = load_state(self._once.saved)
             self._check_resume(fresh)
         self.applied_batches = 0
         self.skipped_batches = 0
@@ -140,7 +167,7 @@ class StreamingSketch:
             for f in ("window", "slide", "allowed_lateness", "on_late"):
                 if getattr(st, f) != getattr(fresh, f):
                     raise ss.IncompatibleSketchError(f, getattr(fresh, f), getattr(st, f), "resume")
-            inner = st._proto
+            inner = st.template
         else:
             if isinstance(st, WindowedSketch):
                 raise ss.IncompatibleSketchError("state", "unwindowed", "windowed", "resume")
@@ -148,6 +175,16 @@ class StreamingSketch:
         self._template.check_compatible(inner, "resume from state with")
 
     # -- state ------------------------------------------------------------------------
+    @property
+    def last_batch_id(self):
+        """The last committed batch id (``None`` before the first commit)."""
+        return self._once.last_batch_id
+
+    @property
+    def query_id(self):
+        """The id of the streaming query whose batches the state holds (``None`` when unknown)."""
+        return self._once.committed_query_id
+
     @property
     def state(self):
         """The committed state: a sketch, or a ``WindowedSketch`` (do not modify)."""
@@ -168,34 +205,47 @@ class StreamingSketch:
     # -- the batch handler ----------------------------------------------------------
     def __call__(self, batch_df, batch_id: int) -> None:
         batch_id = int(batch_id)
-        if self.last_batch_id is not None and batch_id <= self.last_batch_id:
+        query_id = _query_id(batch_df)
+        if not self._once.admit(batch_id, query_id):
+            self._once.verify_replay(self._replay_digest(batch_df))  # a replay carries the same rows
             self.skipped_batches += 1
             self._publish()
             return
-        new = self._windowed_batch(batch_df) if self.windowed else self._plain_batch(batch_df)
-        self._file.save(batch_id, new.to_bytes())  # the commit point
-        self._state, self.last_batch_id = new, batch_id
+        new, digest = self._windowed_batch(batch_df) if self.windowed else self._plain_batch(batch_df)
+        self._once.commit(batch_id, new.to_bytes(), query_id, digest)  # the commit point
+        self._state = new
         self.applied_batches += 1
         self._publish()
 
     def _plain_batch(self, df):
+        """The new state and the batch digest (of the batch's sketch)."""
         delta = sketch_column(df, self.column, self._template.empty_like(), self.weight)
-        return self._state.copy().merge(delta)
+        return self._state.copy().merge(delta), sketch_digest(delta)
+
+    def _fingerprint(self, df):
+        """Aggregates identifying the batch's rows as a multiset (windowed batches: no extra scan)."""
+        from pyspark.sql import functions as F
+
+        cols = [self.column, self.timestamp] + ([] if self.weight is None else [self.weight])
+        h = F.xxhash64(*[F.col(c) for c in cols])
+        return [F.count(F.lit(1)).alias("fp_n"), F.bit_xor(h).alias("fp_xor"),
+                F.sum(h.bitwiseAND(F.lit(0xFFFFFFFF))).alias("fp_sum")]
+
+    @staticmethod
+    def _fingerprint_digest(row) -> bytes:
+        return hashlib.blake2b(repr((row["fp_n"], row["fp_xor"], row["fp_sum"])).encode(), digest_size=16).digest()
+
+    def _replay_digest(self, df) -> bytes:
+        if not self.windowed:
+            return sketch_digest(sketch_column(df, self.column, self._template.empty_like(), self.weight))
+        self._timestamp_type(df.schema)
+        return self._fingerprint_digest(df.agg(*self._fingerprint(df)).first())
 
     def _windowed_batch(self, df):
         from pyspark.sql import functions as F
 
         st: WindowedSketch = self._state
-        ts_field = next((f for f in df.schema.fields if f.name == self.timestamp), None)
-        if ts_field is None:
-            raise ValueError(f"timestamp column {self.timestamp!r} not found in {df.columns}")
-        tname = ts_field.dataType.simpleString()
-        if tname not in ("tinyint", "smallint", "int", "bigint", "float", "double"):
-            raise TypeError(
-                f"timestamp column {self.timestamp!r} has type {tname}; use a numeric event time "
-                f"(e.g. unix_micros({self.timestamp}) for TIMESTAMP columns)"
-            )
-        integral = tname in ("tinyint", "smallint", "int", "bigint")
+        integral = self._timestamp_type(df.schema) in _INTEGRAL
         ts = F.col(self.timestamp).cast("bigint" if integral else "double")
         w = F.lit(1).cast("bigint") if self.weight is None else F.col(self.weight)
         wm = st.watermark
@@ -206,6 +256,7 @@ class StreamingSketch:
             F.sum(F.when(late, w)).alias("late_w"),
             F.sum(F.when(~late, 1).otherwise(0)).alias("acc"),
             F.max(F.when(~late, ts)).alias("max_ts"),
+            *self._fingerprint(df),
         ).first()
         if row["null_ts"]:
             raise ValueError(f"{row['null_ts']} row(s) have a null timestamp in {self.timestamp!r}: they belong to no window")
@@ -228,14 +279,27 @@ class StreamingSketch:
         late_w = row["late_w"] or 0
         new = WindowedSketch.from_bytes(st.to_bytes())
         new.merge_panes(panes, max_ts, late_count=n_late, late_weight=late_w, events=int(row["acc"] or 0))
-        return new
+        return new, self._fingerprint_digest(row)
+
+    def _timestamp_type(self, schema) -> str:
+        """The event-time column's type name; raises unless it is numeric."""
+        ts_field = next((f for f in schema.fields if f.name == self.timestamp), None)
+        if ts_field is None:
+            raise ValueError(f"timestamp column {self.timestamp!r} not found in {schema.fieldNames()}")
+        tname = ts_field.dataType.simpleString()
+        if tname not in _INTEGRAL + ("float", "double"):
+            raise TypeError(
+                f"timestamp column {self.timestamp!r} has type {tname}; use a numeric event time "
+                f"(e.g. unix_micros({self.timestamp}) for TIMESTAMP columns)"
+            )
+        return tname
 
     # -- SQL exposure -------------------------------------------------------------------
     def _row(self):
         sk = self.sketch()
         st = self._state
         win = self.windowed
-        f = lambda x: None if x is None else float(x)  # noqa: E731
+        f = lambda x: None if x is None else float(x)
         return (
             self.last_batch_id, bytearray(sk.to_bytes()), type(sk).__name__, sk.width, sk.depth, str(sk.seed),
             float(sk.total_weight), float(sk.null_weight),
@@ -290,8 +354,11 @@ class StreamingSketch:
 
         ``trigger`` is passed to ``DataStreamWriter.trigger`` (default
         ``{"availableNow": True}``: process what is there, then stop).
-        Returns the ``StreamingQuery``.
+        Returns the ``StreamingQuery``. The event-time column's type is
+        checked here, before the query starts.
         """
+        if self.timestamp is not None:
+            self._timestamp_type(stream_df.schema)
         writer = stream_df.writeStream.foreachBatch(self).option("checkpointLocation", os.fspath(checkpoint_location))
         writer = writer.trigger(**(trigger or {"availableNow": True}))
         if query_name is not None:

@@ -6,12 +6,14 @@ import numpy as np
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-import skimsketch as ss  # noqa: E402
-from skimsketch.exact_windows import ExactWindowedJoin  # noqa: E402
-from skimsketch.windows import WindowedJoin  # noqa: E402
+import skimsketch as ss
+from skimsketch.stream import (
+    ExactWindowedJoin,
+    WindowedJoin,
+)
 
 TEMPLATE = ss.HashSketch(width=32, depth=3, seed=5)
 

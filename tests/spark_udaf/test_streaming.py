@@ -1,12 +1,13 @@
 """Structured Streaming maintenance (spark_udaf.streaming) against one-shot builds."""
 
 import os
+import shutil
 
 import numpy as np
 import pytest
 
 import skimsketch as ss
-from skimsketch.windows import WindowedSketch
+from skimsketch.stream import ExactlyOnceError, WindowedSketch
 
 pytestmark = pytest.mark.spark
 
@@ -87,15 +88,19 @@ def test_replayed_batch_id_is_not_counted_twice(spark, tmp_path):
     h(b0, 0)
     h(b0, 0)  # replay after a failure: same id, same data
     h(b1, 1)
-    h(b0, 1)  # replay of the last batch
+    h(b1.repartition(3), 1)  # replay of the last batch (same rows, other partitioning)
     assert (h.applied_batches, h.skipped_batches) == (2, 2)
+    with pytest.raises(ExactlyOnceError, match="batch 1 replays the last committed batch .* with other data"):
+        h(b0, 1)  # the last id with other rows is not a replay
+    with pytest.raises(ExactlyOnceError, match="batch 0 is before the last committed batch 1"):
+        h(b0, 0)
     expected = tmpl.empty_like().update([1, 2, 2, 3])
     assert h.sketch() == expected
     h(b0.limit(0), 2)  # an empty micro-batch is committed and changes nothing
     assert h.last_batch_id == 2 and h.sketch() == expected
     # a crash after our commit: a new handler sees the committed id and skips Spark's replay
     h2 = StreamingSketch(tmpl, "k", tmp_path / "state")
-    h2(b1, 2)
+    h2(b0.limit(0), 2)
     assert h2.skipped_batches == 1 and h2.sketch() == expected
     row = spark.read.parquet(str(tmp_path / "tbl" / "sketch.parquet")).first()
     assert row["batch_id"] == 2 and ss.from_bytes(bytes(row["sketch"])) == expected
@@ -157,13 +162,13 @@ def test_reject_cases(spark, tmp_path):
 
 
 def LateError():
-    from skimsketch.windows import LateElementError
+    from skimsketch.stream import LateElementError
 
     return LateElementError
 
 
 def test_stream_against_table_built_with_spark_builder_and_sql(spark, tmp_path):
-    from skimsketch.streaming import StreamTableJoin
+    from skimsketch.stream import StreamTableJoin
     from spark_udaf.build import sketch_column
     from spark_udaf.sql import register
     from spark_udaf.streaming import StreamingSketch
@@ -256,3 +261,102 @@ def test_windowed_handler_with_double_timestamps_matches_in_memory(spark, tmp_pa
     assert (h.state.late_count, h.state.late_weight) == (1, 1)
     assert h.state.to_bytes() == ref.to_bytes()
     assert h.sketch() == tmpl.empty_like().update(["b", None, "a", "e"], weights=[2, 3, 5, 1])
+
+
+def _run_query(handler, src, ckpt):
+    """Run ``handler`` over the files of ``src`` (one per micro-batch) to the end; the query's exception or None."""
+    from pyspark.errors import StreamingQueryException
+    from pyspark.sql import SparkSession
+
+    q = handler.start(_stream(SparkSession.getActiveSession(), src), ckpt)
+    try:
+        q.awaitTermination(120)
+    except StreamingQueryException as e:
+        return e
+    return q.exception()
+
+
+def test_new_checkpoint_with_old_state_fails_instead_of_skipping(spark, tmp_path):
+    """The reported bug: a fresh checkpoint restarts batch ids at 0 against old state. Even when the old
+    state's last batch is 0 (ids alone would call the new batch 0 a replay) the query id tells them apart."""
+    from spark_udaf.streaming import StreamingSketch
+
+    src, state = tmp_path / "src", tmp_path / "state"
+    src.mkdir()
+    tmpl = ss.HashSketch(width=64, depth=3, seed=3)
+    data = [_write(src, "f0.parquet", *_files(40, 300, 0, 50), mtime=4_000_000)]
+    h = StreamingSketch(tmpl, "k", state, weight="w")
+    assert _run_query(h, src, tmp_path / "ckpt") is None and h.last_batch_id == 0
+    committed = (state / "sketch.state").read_bytes()
+
+    data.append(_write(src, "f1.parquet", *_files(41, 300, 0, 50), mtime=4_000_001))
+    h2 = StreamingSketch(tmpl, "k", state, weight="w")
+    err = _run_query(h2, src, tmp_path / "new-ckpt")  # a new query: its batch 0 holds both files
+    assert err is not None and "belongs to query" in str(err) and "needs its own state path" in str(err)
+    assert h2.applied_batches == h2.skipped_batches == 0
+    assert (state / "sketch.state").read_bytes() == committed  # nothing applied, nothing lost silently
+
+    h3 = StreamingSketch(tmpl, "k", tmp_path / "new-state", weight="w")  # the remedy: a state path of its own
+    assert _run_query(h3, src, tmp_path / "new-ckpt-2") is None
+    one_shot = tmpl.empty_like()
+    for keys, _, w in data:
+        one_shot.update(keys, weights=w)
+    assert h3.sketch() == one_shot
+
+
+def test_old_checkpoint_with_new_state_fails(spark, tmp_path):
+    """An older copy of the checkpoint against newer state, and the checkpoint with a new (empty) state path."""
+    from spark_udaf.streaming import StreamingSketch
+
+    src, ckpt, state = tmp_path / "src", tmp_path / "ckpt", tmp_path / "state"
+    src.mkdir()
+    tmpl = ss.HashSketch(width=64, depth=3, seed=3)
+    for i in range(2):
+        _write(src, f"f{i}.parquet", *_files(50 + i, 100, 0, 50), mtime=5_000_000 + i)
+    assert _run_query(StreamingSketch(tmpl, "k", state), src, ckpt) is None  # batches 0, 1
+    shutil.copytree(ckpt, tmp_path / "ckpt-backup")
+    for i in range(2, 4):
+        _write(src, f"f{i}.parquet", *_files(50 + i, 100, 0, 50), mtime=5_000_000 + i)
+    h = StreamingSketch(tmpl, "k", state)
+    assert _run_query(h, src, ckpt) is None and h.last_batch_id == 3
+    committed = (state / "sketch.state").read_bytes()
+
+    old = StreamingSketch(tmpl, "k", state)
+    err = _run_query(old, src, tmp_path / "ckpt-backup")  # the backup plans batch 2 again
+    assert err is not None and "batch 2 is before the last committed batch 3" in str(err)
+    _write(src, "f4.parquet", *_files(54, 100, 0, 50), mtime=5_000_004)
+    lost = StreamingSketch(tmpl, "k", tmp_path / "empty-state")
+    err = _run_query(lost, src, ckpt)  # the checkpoint goes on at batch 4, the state has nothing
+    assert err is not None and "no committed batch, but batch 4 arrived: batches 0..3" in str(err)
+    assert old.applied_batches == lost.applied_batches == 0
+    assert (state / "sketch.state").read_bytes() == committed and not (tmp_path / "empty-state").exists()
+
+
+def test_two_running_queries_sharing_a_state_dir_are_detected(spark, tmp_path):
+    """Two queries started side by side on one state dir: the second commit finds the first's and fails."""
+    from pyspark.errors import StreamingQueryException
+
+    from spark_udaf.streaming import StreamingSketch, read_state
+
+    tmpl, state = ss.HashSketch(width=64, depth=3, seed=3), tmp_path / "state"
+    handlers, queries, data = [], [], []
+    for name in ("a", "b"):
+        src = tmp_path / f"src-{name}"
+        src.mkdir()
+        data.append(_write(src, "f0.parquet", *_files(60 + len(data), 200, 0, 50), mtime=6_000_000))
+        handlers.append(StreamingSketch(tmpl, "k", state, weight="w"))  # both load the (empty) state
+        queries.append((src, tmp_path / f"ckpt-{name}"))
+    started = [h.start(_stream(spark, src), ckpt) for h, (src, ckpt) in zip(handlers, queries)]
+    errors = []
+    for q in started:
+        try:
+            q.awaitTermination(120)
+            errors.append(q.exception())
+        except StreamingQueryException as e:
+            errors.append(e)
+    failed = [i for i, e in enumerate(errors) if e is not None]
+    assert len(failed) == 1 and "another query or process writes the same state" in str(errors[failed[0]])
+    ok = 1 - failed[0]
+    keys, _, w = data[ok]
+    assert handlers[ok].sketch() == tmpl.empty_like().update(keys, weights=w)
+    assert read_state(state)[1] == handlers[ok].sketch() and handlers[failed[0]].applied_batches == 0
