@@ -52,13 +52,15 @@ from functools import lru_cache
 import numpy as np
 
 from . import format as fmt
-from .base import _I64, _checked_add, f2_bound
+from .base import f2_bound
 from .bounds import chebyshev_k
 from .errors import CorruptSketchError, CounterOverflowError, KeyDomainError
 from .estimate import Estimate
 from .hash_sketch import HashSketch, row_dots
 from .hashing import family
 from .hierarchy import LEVELS, MAX_HIER_DEPTH, MAX_LG, MIN_HIER_DEPTH, MIN_LG, chance_tail, hierarchy
+from .kernels import I64, checked_add
+from .sizing import COUNTER_BYTES, DEFAULT_DEPTH, shape_for_bytes
 
 __all__ = ["SkimmedSketch", "SkimResult", "DEFAULT_SKIM_FACTOR", "default_hier_width", "DEFAULT_HIER_DEPTH"]
 
@@ -261,7 +263,7 @@ class SkimmedSketch(HashSketch):
         if self.float_counters:
             new_h = self._hier + h
         else:
-            new_h = _checked_add(self._hier, h.astype(np.int64, copy=False), what)
+            new_h = checked_add(self._hier, h.astype(np.int64, copy=False), what)
         super()._apply(main, total, null, what)  # raises before anything changed, or commits
         self._hier = new_h
 
@@ -277,7 +279,7 @@ class SkimmedSketch(HashSketch):
             return super().subtract(other)
         self.check_compatible(other, "subtract")
         packed = other._packed()
-        if not self.float_counters and (packed == _I64.min).any():
+        if not self.float_counters and (packed == I64.min).any():
             raise CounterOverflowError("subtract would overflow the int64 counters; the sketch is unchanged")
         self._apply(-packed, -other._total, -other._null, "subtract")
         return self
@@ -324,8 +326,6 @@ class SkimmedSketch(HashSketch):
         counters the rest; ``nbytes`` must leave room for at least one main
         counter per table.
         """
-        from .sizing import COUNTER_BYTES, DEFAULT_DEPTH, shape_for_bytes
-
         if domain is not None:
             return super().for_bytes(nbytes, seed, depth, domain=domain, **params)
         if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < COUNTER_BYTES:
@@ -350,7 +350,7 @@ class SkimmedSketch(HashSketch):
     # -- SKIMDENSE ---------------------------------------------------------
     def threshold(self) -> float:
         """``T = skim_factor * n / width`` with ``n = max(|total weight|, sqrt(F2 estimate))``."""
-        n = max(abs(float(self._total)), math.sqrt(f2_bound(self._self_tables())))
+        n = max(abs(float(self._total)), math.sqrt(f2_bound(self.self_join_tables())))
         return self._skim_factor * n / self._width
 
     def _table_estimates(self, counters: np.ndarray, keys: np.ndarray, domain_chunk: bool = False) -> np.ndarray:
