@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import _FLOAT_EXACT, Sketch
+from .base import Sketch
 from .hash_sketch import row_dots
+from .kernels import FLOAT_EXACT
 
 __all__ = ["AGMSSketch"]
 
@@ -50,12 +51,12 @@ class AGMSSketch(Sketch):
         else:
             f = np.bincount(inv, weights=weights.astype(np.float64), minlength=len(uniq))
             if not self.float_counters:
-                if float(np.abs(weights).sum(dtype=np.float64)) >= _FLOAT_EXACT:
+                if float(np.abs(weights).sum(dtype=np.float64)) >= FLOAT_EXACT:
                     f = np.zeros(len(uniq), dtype=np.int64)
                     np.add.at(f, inv, weights)
                 else:
                     f = np.rint(f).astype(np.int64)
-        exact_int = not self.float_counters and float(np.abs(f).sum(dtype=np.float64)) >= _FLOAT_EXACT
+        exact_int = not self.float_counters and float(np.abs(f).sum(dtype=np.float64)) >= FLOAT_EXACT
         acc = np.zeros(self._depth * self._width, dtype=np.int64 if exact_int else np.float64)
         total = f.sum()
         for s in range(0, len(uniq), _KEY_CHUNK):

@@ -1,11 +1,11 @@
-"""The binary format (SPEC §5), version 1. Every byte offset lives here.
+"""The binary format, version 1. Every byte offset lives here.
 
 All fields little-endian::
 
     offset size field
     0      4    magic b"SKSK"
     4      2    format version (1)
-    6      1    sketch kind (1 AGMS, 2 hash, 3 skimmed)
+    6      1    sketch kind (1 AGMS, 2 hash, 3 skimmed; skimsketch.kinds maps it to a class)
     7      1    flags: bit0 empty, bit1 has domain, bit2 float counters
     8      4    width (u32)
     12     4    depth (u32)
@@ -58,12 +58,12 @@ import numpy as np
 
 from .errors import CorruptSketchError
 from .hashing import MAX_DEPTH, MAX_WIDTH
+from .hierarchy_shape import FANOUT_BITS, LEVELS, MAX_HIER_DEPTH, MAX_LG, MIN_HIER_DEPTH, MIN_LG, TOP_BITS
 
-__all__ = ["MAGIC", "VERSION", "KINDS", "Header", "encode", "decode", "encode_hierarchy", "decode_hierarchy"]
+__all__ = ["MAGIC", "VERSION", "Header", "encode", "decode", "encode_hierarchy", "decode_hierarchy"]
 
 MAGIC = b"SKSK"
 VERSION = 1
-KINDS = {1: "agms", 2: "hash", 3: "skimmed"}
 COUNTER_TYPES = {1: np.dtype("<i8"), 2: np.dtype("<f8")}
 FLAG_EMPTY, FLAG_DOMAIN, FLAG_FLOAT = 1, 2, 4
 _HEAD = struct.Struct("<4sHBBIIQQB3sd")  # up to the kind parameter: 44 bytes
@@ -113,8 +113,6 @@ def decode(blob) -> tuple[Header, np.ndarray, bytes]:
         raise CorruptSketchError(f"bad magic {magic!r}: not a skimsketch sketch")
     if version != VERSION:
         raise CorruptSketchError(f"unknown format version {version} (this library reads version {VERSION})")
-    if kind not in KINDS:
-        raise CorruptSketchError(f"unknown sketch kind {kind}")
     if ctype not in COUNTER_TYPES:
         raise CorruptSketchError(f"unknown counter type {ctype}")
     if reserved != b"\0\0\0" or flags & ~(FLAG_EMPTY | FLAG_DOMAIN | FLAG_FLOAT):
@@ -157,16 +155,12 @@ _HIER_HEAD = struct.Struct("<4sBBBBBB2s")  # 12 bytes
 
 
 def encode_hierarchy(lg: int, depth: int, counters: np.ndarray, float_counters: bool) -> bytes:
-    from .hierarchy import FANOUT_BITS, LEVELS, TOP_BITS
-
     head = _HIER_HEAD.pack(HIER_MAGIC, HIER_VERSION, LEVELS, TOP_BITS, FANOUT_BITS, lg, depth, b"\0\0")
     return head + np.ascontiguousarray(counters, dtype=COUNTER_TYPES[2 if float_counters else 1]).tobytes()
 
 
 def decode_hierarchy(ext: bytes, head: Header) -> tuple[int, int, np.ndarray]:
     """Parse and validate an unbounded skimmed sketch's extension -> (lg, depth, counters (L, depth, 2**lg))."""
-    from .hierarchy import FANOUT_BITS, LEVELS, MAX_HIER_DEPTH, MAX_LG, MIN_HIER_DEPTH, MIN_LG, TOP_BITS
-
     if len(ext) < _HIER_HEAD.size:
         raise CorruptSketchError(f"hierarchy extension truncated: {len(ext)} bytes, need at least {_HIER_HEAD.size}")
     magic, version, levels, top, fanout, lg, depth, reserved = _HIER_HEAD.unpack_from(ext, 0)

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Sketch, accumulate_cells, as_counter_delta
+from .base import Sketch
+from .kernels import accumulate_cells, as_counter_delta
 
 __all__ = ["HashSketch"]
 

@@ -39,12 +39,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import _I64, _check_int, accumulate_cells, added_state, as_counter_delta, f2_bound
+from .base import check_int, f2_bound
 from .bounds import check_confidence, median_estimate
 from .errors import CounterOverflowError, IncompatibleSketchError, KeyTypeError
 from .estimate import Estimate
 from .hash_sketch import HashSketch
+from .exact import exact_frequencies
 from .hashing import MAX_DEPTH, MAX_WIDTH, family
+from .kernels import I64, accumulate_cells, added_state, as_counter_delta
 from .keys import _keys_array, _weights_array
 
 __all__ = ["PairSketch", "chain_join_size", "exact_chain_join_size"]
@@ -66,11 +68,11 @@ class PairSketch:
     METHOD = "chain"
 
     def __init__(self, width_a: int, width_b: int, depth: int, seed_a: int, seed_b: int, dtype: str = "int64"):
-        self._width_a = _check_int("width_a", width_a, 1, MAX_WIDTH)
-        self._width_b = _check_int("width_b", width_b, 1, MAX_WIDTH)
-        self._depth = _check_int("depth", depth, 1, MAX_DEPTH)
-        self._seed_a = _check_int("seed_a", seed_a, 0, 2**64 - 1)
-        self._seed_b = _check_int("seed_b", seed_b, 0, 2**64 - 1)
+        self._width_a = check_int("width_a", width_a, 1, MAX_WIDTH)
+        self._width_b = check_int("width_b", width_b, 1, MAX_WIDTH)
+        self._depth = check_int("depth", depth, 1, MAX_DEPTH)
+        self._seed_a = check_int("seed_a", seed_a, 0, 2**64 - 1)
+        self._seed_b = check_int("seed_b", seed_b, 0, 2**64 - 1)
         if self._seed_a == self._seed_b:
             raise ValueError(
                 f"seed_a and seed_b must differ (got {seed_a} for both): each join attribute needs its own "
@@ -178,7 +180,7 @@ class PairSketch:
         elif self.float_counters:
             total = float(w.sum())
         else:
-            if float(np.abs(w).sum(dtype=np.float64)) >= _I64.max:
+            if float(np.abs(w).sum(dtype=np.float64)) >= I64.max:
                 raise CounterOverflowError("the batch's weights sum beyond int64; the sketch is unchanged")
             total = int(w.sum())
         delta = self._delta(ka, kb, w)
@@ -218,12 +220,12 @@ class PairSketch:
 
     def subtract(self, other) -> "PairSketch":
         self.check_compatible(other, "subtract")
-        if not self.float_counters and (other._counters == _I64.min).any():
+        if not self.float_counters and (other._counters == I64.min).any():
             raise CounterOverflowError("subtract would overflow the int64 counters; the sketch is unchanged")
         self._apply(-other._counters, -other._total, -other._null, "subtract")
         return self
 
-    def _self_tables(self) -> np.ndarray:
+    def self_join_tables(self) -> np.ndarray:
         """Per-table unbiased estimates of ``F2(s) = sum_{a,b} s(a,b)^2``."""
         c = self._counters.astype(np.float64)
         return np.einsum("pij,pij->p", c, c)
@@ -265,7 +267,7 @@ def chain_join_size(f_sketch, s_sketch: PairSketch, g_sketch, confidence: float 
     wa, wb = s_sketch.width_a, s_sketch.width_b
     f2f = f2_bound(np.einsum("pi,pi->p", fc, fc))
     f2g = f2_bound(np.einsum("pj,pj->p", gc, gc))
-    f2s = f2_bound(s_sketch._self_tables())
+    f2s = f2_bound(s_sketch.self_join_tables())
     var = 2.0 * f2f * f2s * f2g * (1.0 / wa + 1.0 / wb + 2.0 / (wa * wb))
     return median_estimate(rows, var, conf, PairSketch.METHOD, f2_f=f2f, f2_s=f2s, f2_g=f2g)
 
@@ -276,8 +278,6 @@ def exact_chain_join_size(keys_f, pairs_a, pairs_b, keys_g, weights_f=None, weig
     >>> exact_chain_join_size([1, 1, 2], [1, 2, 2], ["x", "y", "z"], ["x", "y", "y"])
     4
     """
-    from .exact import exact_frequencies
-
     kf, ff = exact_frequencies(keys_f, weights_f)
     kg, fg = exact_frequencies(keys_g, weights_g)
     ka, null_a = _keys_array(pairs_a)

@@ -96,3 +96,32 @@ def test_fuzz_truncations_bitflips_and_random_bytes(blob):
     for b in bad:
         with pytest.raises(ss.CorruptSketchError):
             ss.from_bytes(b)
+
+
+def test_every_kind_is_registered_by_its_class():
+    from skimsketch.kinds import registered_kinds
+
+    assert registered_kinds() == {1: ss.AGMSSketch, 2: ss.HashSketch, 3: ss.SkimmedSketch}
+
+
+def test_a_new_kind_registers_itself_and_loads(monkeypatch):
+    """Adding a kind = defining a class with a KIND: from_bytes finds it, nothing else changes."""
+    from skimsketch import kinds
+
+    monkeypatch.setattr(kinds, "_KINDS", dict(kinds._KINDS))
+
+    class TwiceHash(ss.HashSketch):
+        KIND = 200
+        METHOD = "twice"
+
+    sk = TwiceHash(8, 2, seed=3).update([1, 2, 2])
+    back = ss.from_bytes(sk.to_bytes())
+    assert type(back) is TwiceHash and back == sk
+    with pytest.raises(ValueError, match="already registered"):
+        type("Clash", (ss.HashSketch,), {"KIND": 200, "METHOD": "x"})
+
+
+def test_unknown_kind_names_the_known_ones():
+    b = ss.HashSketch(8, 2).to_bytes()
+    with pytest.raises(ss.CorruptSketchError, match=r"unknown sketch kind 77 \(known: \[1, 2, 3\]\)"):
+        ss.from_bytes(fix_crc(b[:6] + bytes([77]) + b[7:]))
