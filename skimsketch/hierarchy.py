@@ -96,7 +96,16 @@ from functools import lru_cache
 import numpy as np
 
 from .hashing import _M1, _M2, _mix, family
-from .hierarchy_shape import BOTTOM_BITS, FANOUT_BITS, LEVELS, MAX_HIER_DEPTH, MAX_LG, MIN_HIER_DEPTH, MIN_LG, TOP_BITS
+from .hierarchy_shape import (
+    BOTTOM_BITS,
+    FANOUT_BITS,
+    LEVELS,
+    MAX_HIER_DEPTH,
+    MAX_LG,
+    MIN_HIER_DEPTH,
+    MIN_LG,
+    TOP_BITS,
+)
 from .kernels import accumulate_cells, as_counter_delta
 
 __all__ = ["PrefixHierarchy", "hierarchy", "LEVELS", "TOP_BITS", "FANOUT_BITS", "MAX_EXPAND",
