@@ -20,6 +20,7 @@ import numpy as np
 from .base import Sketch
 from .hash_sketch import row_dots
 from .kernels import FLOAT_EXACT
+from .state import LinearState
 
 __all__ = ["AGMSSketch"]
 
@@ -66,9 +67,9 @@ class AGMSSketch(Sketch):
         delta = (total - 2 * acc).reshape(self._depth, self._width)
         if not self.float_counters:
             delta = np.rint(delta).astype(np.int64) if delta.dtype != np.int64 else delta
-        return delta
+        return {"counters": delta}
 
-    def subsketch(self, width: int, depth: int) -> "AGMSSketch":
+    def subsketch(self, width: int, depth: int) -> AGMSSketch:
         """The sketch with shape ``(width, depth)`` and the same seed, without re-reading the
         stream: AGMS counters do not depend on the shape, so it is the sub-grid
         ``[:depth, :width]`` of this one (exactly what updating it would give)."""
@@ -76,8 +77,8 @@ class AGMSSketch(Sketch):
                 and 1 <= depth <= self._depth):
             raise ValueError(f"subsketch shape must be within {self._depth}x{self._width}, got {depth}x{width}")
         out = AGMSSketch(width, depth, self._seed, self._dtype)
-        out._counters = self._counters[:depth, :width].copy()
-        out._total, out._null = self._total, self._null
+        out._state = LinearState.of({"counters": self._counters[:depth, :width].copy()}, self._total, self._null,
+                                    self.float_counters)
         return out
 
     # -- per-table estimates (queries live in Sketch) ----------------------

@@ -16,16 +16,22 @@ import numpy as np
 
 from . import format as fmt
 from .bounds import check_confidence, median_estimate
-from .errors import CorruptSketchError, CounterOverflowError, IncompatibleSketchError, KeyTypeError
+from .errors import (
+    CorruptSketchError,
+    CounterOverflowError,
+    IncompatibleSketchError,
+    KeyTypeError,
+)
 from .estimate import Estimate
 from .hashing import MAX_DEPTH, MAX_WIDTH, family
-from .kernels import I64, added_state
+from .kernels import I64
 from .keys import CanonicalBatch, canonical_key, canonicalize
 from .kinds import register_kind
 from .serde import from_bytes as _any_from_bytes
 from .sizing import shape_for_bytes, shape_for_error
+from .state import LinearState
 
-__all__ = ["Sketch", "check_int", "f2_bound", "DTYPES"]
+__all__ = ["DTYPES", "Sketch", "check_int", "f2_bound"]
 
 DTYPES = ("int64", "float64")
 
@@ -62,9 +68,7 @@ class Sketch:
         if dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}")
         self._dtype = dtype
-        self._counters = np.zeros((self._depth, self._width), dtype=dtype)
-        self._total = 0.0 if self.float_counters else 0
-        self._null = 0.0 if self.float_counters else 0
+        self._state = LinearState({"counters": (self._depth, self._width)}, dtype)
         self._version = 0  # bumped on every change; invalidates query caches
         self._cache: dict = {}
 
@@ -97,9 +101,20 @@ class Sketch:
     @property
     def counters(self) -> np.ndarray:
         """A read-only view of the ``depth x width`` counters."""
-        v = self._counters.view()
-        v.flags.writeable = False
-        return v
+        return self._state.view("counters")
+
+    # the state as the kinds' estimators read it (never assigned: the state changes only via _apply)
+    @property
+    def _counters(self) -> np.ndarray:
+        return self._state.array("counters")
+
+    @property
+    def _total(self):
+        return self._state.total
+
+    @property
+    def _null(self):
+        return self._state.null
 
     @property
     def total_weight(self):
@@ -113,12 +128,12 @@ class Sketch:
 
     @property
     def is_empty(self) -> bool:
-        return self._total == 0 and self._null == 0 and not self._counters.any()
+        return self._state.is_empty
 
     @property
     def nbytes(self) -> int:
         """Memory of the sketch's state: its counters plus any other structure it keeps."""
-        return int(self._counters.nbytes)
+        return self._state.nbytes
 
     @property
     def family(self):
@@ -132,9 +147,7 @@ class Sketch:
         return (
             type(other) is type(self)
             and other.params == self.params
-            and other._total == self._total
-            and other._null == self._null
-            and np.array_equal(other._counters, self._counters)
+            and other._state == self._state
         )
 
     __hash__ = None  # mutable
@@ -146,8 +159,7 @@ class Sketch:
 
     def copy(self):
         out = self.empty_like()
-        out._counters = self._counters.copy()
-        out._total, out._null = self._total, self._null
+        out._state = self._state.copy()
         return out
 
     __copy__ = copy
@@ -195,19 +207,21 @@ class Sketch:
         null = batch.null_weight
         if scalar is not None:
             if self.float_counters:
-                delta, total, null = delta * scalar, total * scalar, null * scalar
+                with np.errstate(over="ignore", invalid="ignore"):  # inf is refused by the state, unchanged
+                    delta = {k: d * scalar for k, d in delta.items()}
+                total, null = total * scalar, null * scalar
             else:
                 if scalar != 1:
-                    peak = int(np.abs(delta).max(initial=0))
+                    peak = max((int(np.abs(d).max(initial=0)) for d in delta.values()), default=0)
                     if peak * abs(scalar) > I64.max or abs(total * scalar) > I64.max:
                         raise CounterOverflowError("update would overflow the int64 counters; the sketch is unchanged")
-                    delta = delta * scalar
+                    delta = {k: d * scalar for k, d in delta.items()}
                 total, null = total * scalar, null * scalar
         self._apply(delta, total, null, "update")
         return self
 
     def _batch_delta(self, batch: CanonicalBatch):
-        """(counter delta, total weight) of one canonical batch."""
+        """({array name: delta}, total weight) of one canonical batch."""
         w = batch.weights
         if w is None:
             total = len(batch.keys)
@@ -219,14 +233,16 @@ class Sketch:
             total = int(w.sum())
         return self._delta(batch.keys, w), total
 
-    def _delta(self, keys: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    def _delta(self, keys: np.ndarray, weights: np.ndarray | None) -> dict:
+        """``{state array name: delta}`` of a batch of canonical keys."""
         raise NotImplementedError
 
-    def _apply(self, delta: np.ndarray, total, null, what: str) -> None:
-        """Add a counter delta and weights atomically (all or nothing)."""
-        self._counters, self._total, self._null = added_state(
-            self._counters, self._total, self._null, delta, total, null, self.float_counters, what
-        )
+    def _apply(self, delta: dict, total, null, what: str) -> None:
+        """Add ``{array name: delta}`` and the weights atomically (all or nothing)."""
+        self._state.add(delta, total, null, what)
+        self._changed()
+
+    def _changed(self) -> None:
         self._version += 1
         self._cache.clear()
 
@@ -247,15 +263,15 @@ class Sketch:
     def merge(self, other):
         """Add ``other``'s counters into this sketch (the sketch of the union); returns ``self``."""
         self.check_compatible(other, "merge")
-        self._apply(other._counters, other._total, other._null, "merge")
+        self._state.merge(other._state, "merge")
+        self._changed()
         return self
 
     def subtract(self, other):
         """Subtract ``other``'s counters (the sketch of the difference); returns ``self``."""
         self.check_compatible(other, "subtract")
-        if not self.float_counters and (other._counters == I64.min).any():
-            raise CounterOverflowError("subtract would overflow the int64 counters; the sketch is unchanged")
-        self._apply(-other._counters, -other._total, -other._null, "subtract")
+        self._state.subtract(other._state, "subtract")
+        self._changed()
         return self
 
     def __add__(self, other):
@@ -351,8 +367,9 @@ class Sketch:
             if isinstance(e, CorruptSketchError):
                 raise
             raise CorruptSketchError(f"invalid sketch parameters: {e}") from None
-        sk._counters = counters
-        sk._total, sk._null = head.total_weight, head.null_weight
+        arrays = {name: sk._state.array(name) for name in sk._state.names}  # extension arrays, if any
+        arrays["counters"] = counters
+        sk._state = LinearState.of(arrays, head.total_weight, head.null_weight, head.float_counters)
         return sk
 
     # -- sizing -----------------------------------------------------------

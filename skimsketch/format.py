@@ -58,9 +58,17 @@ import numpy as np
 
 from .errors import CorruptSketchError
 from .hashing import MAX_DEPTH, MAX_WIDTH
-from .hierarchy_shape import FANOUT_BITS, LEVELS, MAX_HIER_DEPTH, MAX_LG, MIN_HIER_DEPTH, MIN_LG, TOP_BITS
+from .hierarchy_shape import (
+    FANOUT_BITS,
+    LEVELS,
+    MAX_HIER_DEPTH,
+    MAX_LG,
+    MIN_HIER_DEPTH,
+    MIN_LG,
+    TOP_BITS,
+)
 
-__all__ = ["MAGIC", "VERSION", "Header", "encode", "decode", "encode_hierarchy", "decode_hierarchy"]
+__all__ = ["MAGIC", "VERSION", "Header", "decode", "decode_hierarchy", "encode", "encode_hierarchy"]
 
 MAGIC = b"SKSK"
 VERSION = 1

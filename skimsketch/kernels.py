@@ -3,8 +3,7 @@
 Every sketch's update is "add each key's weight, times a sign, to one cell per
 table"; :func:`accumulate_cells` does that for any cell layout. Integer state
 is exact: :func:`checked_add` raises :class:`CounterOverflowError` instead of
-wrapping, and :func:`added_state` applies a delta to (counters, total, null)
-all or nothing.
+wrapping (:class:`skimsketch.state.LinearState` applies it all or nothing).
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ import numpy as np
 
 from .errors import CounterOverflowError
 
-__all__ = ["I64", "FLOAT_EXACT", "checked_add", "accumulate_cells", "as_counter_delta", "added_state"]
+__all__ = ["FLOAT_EXACT", "I64", "accumulate_cells", "as_counter_delta", "checked_add"]
 
 I64 = np.iinfo(np.int64)
 _CHUNK = 1 << 15  # keys hashed per step: keeps temporaries in cache
@@ -60,15 +59,3 @@ def as_counter_delta(delta: np.ndarray, float_counters: bool) -> np.ndarray:
     if not float_counters and delta.dtype != np.int64:
         return np.rint(delta).astype(np.int64)
     return delta
-
-
-def added_state(counters, total, null, delta, d_total, d_null, float_counters: bool, what: str):
-    """``(counters + delta, total + d_total, null + d_null)``; for int64 state it raises
-    :class:`CounterOverflowError` instead of wrapping (the inputs are never modified)."""
-    if float_counters:
-        return counters + delta, float(total + d_total), float(null + d_null)
-    new = checked_add(counters, delta.astype(np.int64, copy=False), what)
-    new_total, new_null = int(total) + int(d_total), int(null) + int(d_null)
-    if not (I64.min <= new_total <= I64.max and I64.min <= new_null <= I64.max):
-        raise CounterOverflowError(f"{what} would overflow the int64 total weight; the sketch is unchanged")
-    return new, new_total, new_null

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .errors import CorruptSketchError
 
-__all__ = ["register_kind", "kind_class", "registered_kinds"]
+__all__ = ["kind_class", "register_kind", "registered_kinds"]
 
 _KINDS: dict[int, type] = {}
 
