@@ -136,6 +136,12 @@ class Sketch:
         return self._state.nbytes
 
     @property
+    def counter_width(self) -> int:
+        """Bytes per counter in memory: integer counters are 4 (int32) until a value needs
+        more, then 8 (widened exactly to int64, reported here); float counters are 8."""
+        return self._state.counter_width
+
+    @property
     def family(self):
         return family(self._seed)
 
@@ -335,7 +341,7 @@ class Sketch:
     def _domain(self):
         return None
 
-    def _extension(self) -> bytes:
+    def _extension(self, counter_width: int) -> bytes:
         return b""
 
     def to_bytes(self) -> bytes:
@@ -343,8 +349,10 @@ class Sketch:
         head = fmt.Header(
             self.KIND, self._width, self._depth, self._seed, self._domain(), self.float_counters,
             self._kind_param(), self._total, self._null, self.is_empty,
+            counter_width=self._state.narrowest_width(), key_domain=None,
         )
-        return fmt.encode(head, self._counters, self._extension())
+        width = head.counter_width
+        return fmt.encode(head, self._counters, self._extension(width), width)
 
     @classmethod
     def _from_header(cls, head: fmt.Header, ext: bytes):
@@ -370,6 +378,10 @@ class Sketch:
         arrays = {name: sk._state.array(name) for name in sk._state.names}  # extension arrays, if any
         arrays["counters"] = counters
         sk._state = LinearState.of(arrays, head.total_weight, head.null_weight, head.float_counters)
+        if head.version >= 2 and sk._state.narrowest_width() != head.counter_width:
+            raise CorruptSketchError(
+                f"non-canonical counter width: {head.counter_width}-byte counters whose values need "
+                f"{sk._state.narrowest_width()} bytes (version 2 stores the narrowest width)")
         return sk
 
     # -- sizing -----------------------------------------------------------

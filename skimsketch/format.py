@@ -68,11 +68,16 @@ from .hierarchy_shape import (
     TOP_BITS,
 )
 
-__all__ = ["MAGIC", "VERSION", "Header", "decode", "decode_hierarchy", "encode", "encode_hierarchy"]
+__all__ = ["KEY_DOMAINS", "MAGIC", "READ_VERSIONS", "VERSION", "Header", "decode", "decode_hierarchy", "encode",
+           "encode_hierarchy"]
 
 MAGIC = b"SKSK"
-VERSION = 1
-COUNTER_TYPES = {1: np.dtype("<i8"), 2: np.dtype("<f8")}
+VERSION = 2  # what encode writes
+READ_VERSIONS = (1, 2)  # what decode reads
+COUNTER_TYPES = {1: np.dtype("<i8"), 2: np.dtype("<f8"), 3: np.dtype("<i4")}  # version 1: types 1 and 2 only
+_INT_TYPE = {4: 3, 8: 1}  # integer counter width in bytes -> counter type
+KEY_DOMAINS = {0: None, 1: "int", 2: "str"}  # unknown (no non-null key yet), integers, strings/bytes
+_I32 = np.iinfo(np.int32)
 FLAG_EMPTY, FLAG_DOMAIN, FLAG_FLOAT = 1, 2, 4
 _HEAD = struct.Struct("<4sHBBIIQQB3sd")  # up to the kind parameter: 44 bytes
 _TAIL = struct.Struct("<8s8sI")  # weights and extension length: 20 bytes
@@ -92,16 +97,27 @@ class Header:
     total_weight: int | float
     null_weight: int | float
     empty: bool
+    counter_width: int = 8  # bytes per counter as stored: 4 or 8 for integers, 8 for floats
+    key_domain: str | None = None  # "int", "str" or None (unknown); always None in version 1
+    version: int = VERSION  # of the bytes decoded
 
 
 def _scalar_bytes(x, float_counters: bool) -> bytes:
     return struct.pack("<d", float(x)) if float_counters else struct.pack("<q", int(x))
 
 
-def encode(h: Header, counters: np.ndarray, extension: bytes = b"") -> bytes:
+def counter_type(float_counters: bool, counter_width: int) -> int:
+    """The counter type byte of float64, or of integer counters ``counter_width`` bytes wide."""
+    return 2 if float_counters else _INT_TYPE[counter_width]
+
+
+def encode(h: Header, counters: np.ndarray, extension: bytes = b"", counter_width: int = 8) -> bytes:
+    """Version-2 bytes of a sketch; integer counters are written ``counter_width`` (4 or 8) bytes wide."""
     flags = (FLAG_EMPTY if h.empty else 0) | (FLAG_DOMAIN if h.domain else 0) | (FLAG_FLOAT if h.float_counters else 0)
-    ctype = 2 if h.float_counters else 1
-    head = _HEAD.pack(MAGIC, VERSION, h.kind, flags, h.width, h.depth, h.seed, h.domain or 0, ctype, b"\0\0\0", h.param)
+    ctype = counter_type(h.float_counters, counter_width)
+    kd = {v: k for k, v in KEY_DOMAINS.items()}[h.key_domain]
+    head = _HEAD.pack(MAGIC, VERSION, h.kind, flags, h.width, h.depth, h.seed, h.domain or 0, ctype,
+                      bytes([kd, 0, 0]), h.param)
     tail = _TAIL.pack(
         _scalar_bytes(h.total_weight, h.float_counters), _scalar_bytes(h.null_weight, h.float_counters), len(extension)
     )
@@ -119,12 +135,15 @@ def decode(blob) -> tuple[Header, np.ndarray, bytes]:
     magic, version, kind, flags, width, depth, seed, domain, ctype, reserved, param = _HEAD.unpack_from(b, 0)
     if magic != MAGIC:
         raise CorruptSketchError(f"bad magic {magic!r}: not a skimsketch sketch")
-    if version != VERSION:
-        raise CorruptSketchError(f"unknown format version {version} (this library reads version {VERSION})")
-    if ctype not in COUNTER_TYPES:
-        raise CorruptSketchError(f"unknown counter type {ctype}")
-    if reserved != b"\0\0\0" or flags & ~(FLAG_EMPTY | FLAG_DOMAIN | FLAG_FLOAT):
+    if version not in READ_VERSIONS:
+        raise CorruptSketchError(f"unknown format version {version} (this library reads versions {READ_VERSIONS})")
+    if ctype not in COUNTER_TYPES or (version == 1 and ctype == 3):
+        raise CorruptSketchError(f"unknown counter type {ctype} in format version {version}")
+    kd = reserved[0] if version >= 2 else 0
+    if reserved[1:] != b"\0\0" or (version == 1 and reserved[0]) or flags & ~(FLAG_EMPTY | FLAG_DOMAIN | FLAG_FLOAT):
         raise CorruptSketchError("reserved header bits are set")
+    if kd not in KEY_DOMAINS:
+        raise CorruptSketchError(f"unknown key domain {kd}")
     float_counters = ctype == 2
     if bool(flags & FLAG_FLOAT) != float_counters:
         raise CorruptSketchError("float-counter flag disagrees with the counter type")
@@ -135,7 +154,8 @@ def decode(blob) -> tuple[Header, np.ndarray, bytes]:
     if not math.isfinite(param):
         raise CorruptSketchError("kind parameter is not finite")
     tw_raw, nw_raw, ext_len = _TAIL.unpack_from(b, _HEAD.size)
-    expected = HEADER_SIZE + ext_len + 8 * width * depth + _CRC.size
+    cw = COUNTER_TYPES[ctype].itemsize
+    expected = HEADER_SIZE + ext_len + cw * width * depth + _CRC.size
     if len(b) != expected:
         raise CorruptSketchError(f"size mismatch: {len(b)} bytes, header implies {expected}")
     (crc,) = _CRC.unpack_from(b, len(b) - _CRC.size)
@@ -150,7 +170,8 @@ def decode(blob) -> tuple[Header, np.ndarray, bytes]:
     counters = counters.astype(counters.dtype.newbyteorder("="), copy=True)
     if float_counters and not np.isfinite(counters).all():
         raise CorruptSketchError("counters contain NaN or infinity")
-    head = Header(kind, width, depth, seed, domain or None, float_counters, param, total, null, bool(flags & FLAG_EMPTY))
+    head = Header(kind, width, depth, seed, domain or None, float_counters, param, total, null,
+                  bool(flags & FLAG_EMPTY), cw, KEY_DOMAINS[kd], version)
     if head.empty and (total != 0 or null != 0 or counters.any()):
         raise CorruptSketchError("sketch is flagged empty but has non-zero state")
     return head, counters, ext
@@ -162,9 +183,9 @@ HIER_VERSION = 1
 _HIER_HEAD = struct.Struct("<4sBBBBBB2s")  # 12 bytes
 
 
-def encode_hierarchy(lg: int, depth: int, counters: np.ndarray, float_counters: bool) -> bytes:
+def encode_hierarchy(lg: int, depth: int, counters: np.ndarray, float_counters: bool, counter_width: int = 8) -> bytes:
     head = _HIER_HEAD.pack(HIER_MAGIC, HIER_VERSION, LEVELS, TOP_BITS, FANOUT_BITS, lg, depth, b"\0\0")
-    return head + np.ascontiguousarray(counters, dtype=COUNTER_TYPES[2 if float_counters else 1]).tobytes()
+    return head + np.ascontiguousarray(counters, dtype=COUNTER_TYPES[counter_type(float_counters, counter_width)]).tobytes()
 
 
 def decode_hierarchy(ext: bytes, head: Header) -> tuple[int, int, np.ndarray]:
@@ -183,9 +204,10 @@ def decode_hierarchy(ext: bytes, head: Header) -> tuple[int, int, np.ndarray]:
     if reserved != b"\0\0":
         raise CorruptSketchError("reserved hierarchy extension bytes are set")
     n = LEVELS * depth * (1 << lg)
-    if len(ext) != _HIER_HEAD.size + 8 * n:
-        raise CorruptSketchError(f"hierarchy extension size mismatch: {len(ext)} bytes, its header implies {_HIER_HEAD.size + 8 * n}")
-    dt = COUNTER_TYPES[2 if head.float_counters else 1]
+    dt = COUNTER_TYPES[counter_type(head.float_counters, head.counter_width)]  # the main counters' type
+    if len(ext) != _HIER_HEAD.size + dt.itemsize * n:
+        raise CorruptSketchError(
+            f"hierarchy extension size mismatch: {len(ext)} bytes, its header implies {_HIER_HEAD.size + dt.itemsize * n}")
     counters = np.frombuffer(ext, dt, n, _HIER_HEAD.size).astype(dt.newbyteorder("="), copy=True)
     counters = counters.reshape(LEVELS, depth, 1 << lg)
     if head.float_counters:

@@ -248,10 +248,10 @@ class SkimmedSketch(HashSketch):
     def _kind_param(self) -> float:
         return self._skim_factor
 
-    def _extension(self) -> bytes:
+    def _extension(self, counter_width: int) -> bytes:
         if self._hier is None:
             return b""
-        return fmt.encode_hierarchy(self._hier_lg, self._hier_depth, self._hier, self.float_counters)
+        return fmt.encode_hierarchy(self._hier_lg, self._hier_depth, self._hier, self.float_counters, counter_width)
 
     @classmethod
     def _from_header(cls, head, ext):

@@ -6,8 +6,13 @@ sketch's 3-d table) plus the net weight of the non-null and of the null keys.
 Updates, merges and subtractions are all "add a delta to every array and to the
 two weights"; this class does that in one place, with one rule:
 
-* integer state is exact int64: an addition that would overflow raises
-  :class:`CounterOverflowError`;
+* integer counters are exact and compact: int32 (:data:`INT_COUNTER_BYTES`
+  = 4 bytes) while every value fits, widened exactly to int64 (all arrays
+  at once) by the first addition that needs it, never wrapped; an addition
+  that would overflow int64 raises :class:`CounterOverflowError`. The width
+  only grows in memory (:attr:`LinearState.counter_width`); the format
+  writes the narrowest width that holds the values
+  (:meth:`LinearState.narrowest_width`), so bytes depend on values only;
 * float64 state stays finite: an addition that would give inf or NaN raises
   :class:`CounterOverflowError`;
 * all or nothing: every new array is computed before any is stored, so a
@@ -23,27 +28,34 @@ import numpy as np
 from .errors import CounterOverflowError
 from .kernels import I64, checked_add
 
-__all__ = ["LinearState"]
+__all__ = ["INT_COUNTER_BYTES", "LinearState"]
+
+INT_COUNTER_BYTES = 4  # default integer counter size (int32), widened to 8 (int64) when a value needs it
+_I32 = np.iinfo(np.int32)
 
 
 class LinearState:
-    """Named arrays of one dtype (int64 or float64) plus total and null weights."""
+    """Named counter arrays (exact integers, or float64) plus total and null weights."""
 
     __slots__ = ("_arrays", "_float", "_null", "_total")
 
     def __init__(self, shapes: dict, dtype: str):
-        """All-zero arrays of the given ``{name: shape}`` and dtype ("int64" or "float64")."""
+        """All-zero arrays of the given ``{name: shape}``; ``dtype`` "int64" (exact integers,
+        stored as int32 until a value needs more) or "float64"."""
         self._float = dtype == "float64"
-        self._arrays = {name: np.zeros(shape, dtype=np.dtype(dtype)) for name, shape in shapes.items()}
+        dt = np.float64 if self._float else np.int32
+        self._arrays = {name: np.zeros(shape, dtype=dt) for name, shape in shapes.items()}
         self._total = 0.0 if self._float else 0
         self._null = 0.0 if self._float else 0
 
     @classmethod
     def of(cls, arrays: dict, total, null, float_counters: bool) -> LinearState:
-        """A state holding ``arrays`` (taken over, not copied) and the given weights."""
+        """A state holding ``arrays``' values (integers at the narrowest width holding them all)."""
         out = cls({}, "float64" if float_counters else "int64")
-        dt = np.float64 if float_counters else np.int64
-        out._arrays = {name: np.asarray(a, dtype=dt) for name, a in arrays.items()}
+        if float_counters:
+            out._arrays = {name: np.asarray(a, dtype=np.float64) for name, a in arrays.items()}
+        else:
+            out._arrays = _narrowest({name: np.asarray(a) for name, a in arrays.items()})
         out._total = float(total) if float_counters else int(total)
         out._null = float(null) if float_counters else int(null)
         return out
@@ -56,6 +68,19 @@ class LinearState:
     @property
     def float_counters(self) -> bool:
         return self._float
+
+    @property
+    def counter_width(self) -> int:
+        """Bytes per counter in memory: 4 (int32), 8 (int64 after widening, or float64)."""
+        if self._float:
+            return 8
+        return max((a.itemsize for a in self._arrays.values()), default=INT_COUNTER_BYTES)
+
+    def narrowest_width(self) -> int:
+        """Bytes per counter of the narrowest type holding every value (what the format writes)."""
+        if self._float:
+            return 8
+        return 4 if all(_fits32(a) for a in self._arrays.values()) else 8
 
     def array(self, name: str) -> np.ndarray:
         """The array itself (for the owning sketch's computations; never write to it)."""
@@ -84,7 +109,10 @@ class LinearState:
         return self._total == 0 and self._null == 0 and not any(a.any() for a in self._arrays.values())
 
     def copy(self) -> LinearState:
-        return LinearState.of({k: a.copy() for k, a in self._arrays.items()}, self._total, self._null, self._float)
+        out = LinearState({}, "float64" if self._float else "int64")
+        out._arrays = {k: a.copy() for k, a in self._arrays.items()}  # same widths
+        out._total, out._null = self._total, self._null
+        return out
 
     def __eq__(self, other) -> bool:
         return (
@@ -117,10 +145,16 @@ class LinearState:
         else:
             for name, d in deltas.items():
                 cur = self._arrays[name]
-                new[name] = checked_add(cur, np.asarray(d).astype(np.int64, copy=False).reshape(cur.shape), what)
+                d = np.asarray(d).astype(np.int64, copy=False).reshape(cur.shape)
+                new[name] = checked_add(cur.astype(np.int64, copy=False), d, what)
             total, null = int(self._total) + int(d_total), int(self._null) + int(d_null)
             if not (I64.min <= total <= I64.max and I64.min <= null <= I64.max):
                 raise CounterOverflowError(f"{what} would overflow the int64 total weight; the sketch is unchanged")
+            if self.counter_width == 4:
+                if all(_fits32(a) for a in new.values()):
+                    new = {k: a.astype(np.int32) for k, a in new.items()}
+                else:  # widen every array exactly, all at once
+                    new = {k: self._arrays[k].astype(np.int64) for k in self._arrays} | new
         self._arrays.update(new)
         self._total, self._null = total, null
 
@@ -134,4 +168,14 @@ class LinearState:
             other._total == I64.min or other._null == I64.min or any((a == I64.min).any() for a in other._arrays.values())
         ):
             raise CounterOverflowError(f"{what} would overflow the int64 counters; the sketch is unchanged")
-        self.add({k: -a for k, a in other._arrays.items()}, -other._total, -other._null, what)
+        neg = {k: -a if self._float else -a.astype(np.int64) for k, a in other._arrays.items()}
+        self.add(neg, -other._total, -other._null, what)
+
+
+def _fits32(a: np.ndarray) -> bool:
+    return a.dtype.itemsize <= 4 or a.size == 0 or (_I32.min <= int(a.min()) and int(a.max()) <= _I32.max)
+
+
+def _narrowest(arrays: dict) -> dict:
+    dt = np.int32 if all(_fits32(a) for a in arrays.values()) else np.int64
+    return {k: a.astype(dt) for k, a in arrays.items()}

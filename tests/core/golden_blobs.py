@@ -1,10 +1,12 @@
 """Golden serialised sketches: the builders, and the script that wrote ``golden/*.bin``.
 
-Each builder makes a small deterministic sketch. ``golden/v1_<name>.bin`` holds the
-bytes format version 1 wrote for it; the tests check that these files are still
-read into exactly the sketch the builder makes (parameters, counters, weights).
+Each builder makes a small deterministic sketch. ``golden/v<N>_<name>.bin`` holds the
+bytes format version N wrote for it; the tests check that every version's files are
+still read into exactly the sketch the builder makes (parameters, counters,
+weights), and that the current version's files are what ``to_bytes`` writes.
 
-Regenerate (only when a builder is added; never to paper over a format change)::
+Write the files of the current format version that are missing (existing files are
+never rewritten: a format change gets a new version and new files)::
 
     PYTHONPATH=$PWD python -m tests.core.golden_blobs
 """
@@ -14,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 import skimsketch as ss
+from skimsketch.format import VERSION
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 
@@ -51,7 +54,7 @@ def golden_path(name: str, version: int = 1) -> Path:
 def main() -> None:
     GOLDEN_DIR.mkdir(exist_ok=True)
     for name, build in BUILDERS.items():
-        path = golden_path(name)
+        path = golden_path(name, VERSION)
         if path.exists():  # golden files are never rewritten
             continue
         path.write_bytes(build().to_bytes())

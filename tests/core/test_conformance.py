@@ -258,12 +258,16 @@ def test_exact_when_no_collisions(kind):
 
 def test_nbytes_counts_counters(kind):
     sk = make(kind, width=100, depth=3)
-    assert sk.nbytes >= 100 * 3 * 8
+    assert sk.counter_width == 4 and sk.counters.dtype == np.int32
+    assert sk.nbytes >= 100 * 3 * 4
     # the format stores the counters plus any extension state (unbounded skimmed: the prefix hierarchy,
     # behind a 12-byte extension header); nbytes must cover all of it
     assert 64 + sk.nbytes + 4 <= len(sk.to_bytes()) <= 64 + sk.nbytes + 4 + 12
     if kind != "skimmed_unbounded":
-        assert len(sk.to_bytes()) == 64 + 100 * 3 * 8 + 4
+        assert len(sk.to_bytes()) == 64 + 100 * 3 * 4 + 4
+    wide = make(kind, width=100, depth=3).update([1], weights=2**40)
+    assert wide.counter_width == 8 and wide.nbytes == 2 * sk.nbytes
+    assert len(wide.to_bytes()) == len(sk.to_bytes()) + sk.nbytes
 
 
 def test_shape_from_targets(kind):
@@ -271,7 +275,8 @@ def test_shape_from_targets(kind):
     extra = {"domain": DOMAIN} if kind == "skimmed" else {}
     s = cls.for_bytes(65536, seed=3, **extra)
     if kind == "skimmed_unbounded":  # the hierarchy takes part of the budget: main width is what is left
-        assert s.nbytes <= 65536 < s.nbytes + s.depth * 8 and s.depth == 7 and s.hier_width is not None
+        sized = s.nbytes * 8 // s.counter_width  # sizing still budgets 8-byte counters (skimsketch.sizing)
+        assert sized <= 65536 < sized + s.depth * 8 and s.depth == 7 and s.hier_width is not None
     else:
         assert s.nbytes <= 65536 and (s.width, s.depth) == (1170, 7)
     e = cls.for_error(0.1, 0.05, **extra)

@@ -1,4 +1,5 @@
-"""Golden blobs: bytes written by format version 1 stay readable into the same sketch."""
+"""Golden blobs: bytes written by every format version stay readable into the same sketch,
+and the current version's bytes are exactly what ``to_bytes`` writes."""
 
 import hashlib
 
@@ -7,19 +8,24 @@ import pytest
 
 import skimsketch as ss
 
+from skimsketch.format import READ_VERSIONS, VERSION
+
 from .golden_blobs import BUILDERS, GOLDEN_DIR, golden_path
 
 NAMES = sorted(BUILDERS)
 
 
-def test_every_builder_has_a_golden_file_and_no_stray_files():
-    assert sorted(p.name for p in GOLDEN_DIR.glob("v1_*.bin")) == sorted(golden_path(n).name for n in NAMES)
+@pytest.mark.parametrize("version", READ_VERSIONS)
+def test_every_builder_has_a_golden_file_and_no_stray_files(version):
+    found = sorted(p.name for p in GOLDEN_DIR.glob(f"v{version}_*.bin"))
+    assert found == sorted(golden_path(n, version).name for n in NAMES)
 
 
+@pytest.mark.parametrize("version", READ_VERSIONS)
 @pytest.mark.parametrize("name", NAMES)
-def test_v1_blob_reads_into_the_same_sketch(name):
+def test_blob_of_every_version_reads_into_the_same_sketch(name, version):
     expected = BUILDERS[name]()
-    got = ss.from_bytes(golden_path(name).read_bytes())
+    got = ss.from_bytes(golden_path(name, version).read_bytes())
     assert type(got) is type(expected)
     assert got.params == expected.params
     assert np.array_equal(got.counters, expected.counters)
@@ -30,7 +36,7 @@ def test_v1_blob_reads_into_the_same_sketch(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_current_writer_reproduces_v1_bytes(name):
-    """Format version 1 is what ``to_bytes`` writes today: byte for byte."""
-    blob = golden_path(name).read_bytes()
+def test_current_writer_reproduces_current_version_bytes(name):
+    """The current format version is what ``to_bytes`` writes: byte for byte."""
+    blob = golden_path(name, VERSION).read_bytes()
     assert BUILDERS[name]().to_bytes() == blob, hashlib.sha256(blob).hexdigest()
