@@ -64,7 +64,8 @@ class AGMSSketch(Sketch):
             bits = self._signs_bits(uniq[s : s + _KEY_CHUNK])
             fc = f[s : s + _KEY_CHUNK]
             acc += fc @ bits.astype(np.int64) if exact_int else fc.astype(np.float64) @ bits.astype(np.float64)
-        delta = (total - 2 * acc).reshape(self._depth, self._width)
+        with np.errstate(over="ignore", invalid="ignore"):  # float overflow: refused (unchanged) by the state
+            delta = (total - 2 * acc).reshape(self._depth, self._width)
         if not self.float_counters:
             delta = np.rint(delta).astype(np.int64) if delta.dtype != np.int64 else delta
         return {"counters": delta}

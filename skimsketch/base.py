@@ -198,7 +198,7 @@ class Sketch:
                 raise KeyTypeError(f"weights must be int or float, got {type(weights).__name__}")
             if not math.isfinite(float(weights)):
                 raise KeyTypeError("weights contain NaN or infinity")
-            if not self.float_counters and float(weights) != int(weights):
+            if not self.float_counters and not isinstance(weights, (int, np.integer)) and not float(weights).is_integer():
                 raise KeyTypeError(
                     f"non-integral weight {weights!r} on an integer-counter sketch: "
                     "create the sketch with dtype='float64' for SUM aggregates"

@@ -12,9 +12,18 @@ from skimsketch import format as fmt
 from .sketches import FACTORIES, KINDS, fix_crc, keys
 
 
-@pytest.fixture(params=KINDS)
+WIDTHS = ("int32", "int64", "float64")
+
+
+@pytest.fixture(params=[(k, w) for k in KINDS for w in WIDTHS], ids=lambda p: f"{p[0]}-{p[1]}")
 def blob(request):
-    return FACTORIES[request.param]().update(keys(n=500)).to_bytes()
+    """A sketch of every kind at every counter width (int32, widened int64, float64)."""
+    kind, width = request.param
+    sk = FACTORIES[kind](dtype="float64" if width == "float64" else "int64").update(keys(n=500))
+    if width == "int64":
+        sk.update([3], weights=2**40)
+        assert sk.counter_width == 8
+    return sk.to_bytes()
 
 
 def test_header_layout():
