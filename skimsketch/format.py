@@ -1,25 +1,32 @@
-"""The binary format, version 1. Every byte offset lives here.
+"""The binary format of a sketch, versions 1 and 2 (``encode`` writes 2). Every byte offset lives here;
+``docs/format.md`` explains the rules (canonical bytes, widths, compatibility).
 
 All fields little-endian::
 
     offset size field
     0      4    magic b"SKSK"
-    4      2    format version (1)
+    4      2    format version (2; version 1 is still read)
     6      1    sketch kind (1 AGMS, 2 hash, 3 skimmed; skimsketch.kinds maps it to a class)
     7      1    flags: bit0 empty, bit1 has domain, bit2 float counters
     8      4    width (u32)
     12     4    depth (u32)
     16     8    seed (u64)
     24     8    domain (u64; 0 = unbounded)
-    32     1    counter type (1 int64, 2 float64)
-    33     3    reserved, zero
+    32     1    counter type C: 1 int64, 2 float64, 3 int32 (version 2 only)
+    33     1    key domain: 0 not recorded, 1 integers, 2 strings/bytes (version 2; zero in version 1)
+    34     2    reserved, zero
     36     8    kind parameter (f64; skimmed: skim factor; others 0.0)
-    44     8    total weight (i64 or f64, as the counters)
-    52     8    null weight  (i64 or f64, as the counters)
+    44     8    total weight (i64, or f64 with float counters)
+    52     8    null weight  (i64, or f64 with float counters)
     60     4    extension length E (u32; kind-specific extra state)
     64     E    extension
-    64+E   8*depth*width counters, row-major (i64 or f64)
+    64+E   s*depth*width counters, row-major, s = 4 (C=3) or 8 bytes (C=1, 2)
     ...    4    CRC-32 (zlib) of every byte before it
+
+Canonical width (version 2): integer counters are written as int32 when every
+counter (main and extension) fits in int32, else all as int64; ``from_bytes``
+rejects an int64 blob whose values all fit in int32. So the bytes are a function
+of the sketch's parameters, counters and weights only.
 
 ``decode`` rejects anything else with :class:`CorruptSketchError` naming the
 problem; it checks sizes before allocating and never returns a partial sketch.
@@ -32,13 +39,13 @@ unbounded-key skimmed sketch (kind 3, domain 0) stores its prefix hierarchy
     0      4    magic b"HIER"
     4      1    layout version (1)
     5      1    levels L (6)
-    6      1    top prefix bits (16)
+    6      1    top prefix bits (12)
     7      1    fan-out bits (8)
     8      1    lg: hierarchy width = 2**lg (4 <= lg <= 24)
     9      1    hierarchy depth h (2 <= h <= 32)
     10     2    reserved, zero
-    12     8*L*h*2**lg counters, level-major, then table, then bucket
-                (i64 or f64, the main counters' type)
+    12     s*L*h*2**lg counters, level-major, then table, then bucket
+                (the main counters' type C and size s)
 
 ``decode_hierarchy`` rejects a wrong magic, version, geometry, size, reserved
 bytes, non-finite float counters, non-zero counters in a sketch flagged empty,
