@@ -80,6 +80,7 @@ class AGMSSketch(Sketch):
         out = AGMSSketch(width, depth, self._seed, self._dtype)
         out._state = LinearState.of({"counters": self._counters[:depth, :width].copy()}, self._total, self._null,
                                     self.float_counters)
+        out._key_domain = self._key_domain
         return out
 
     # -- per-table estimates (queries live in Sketch) ----------------------

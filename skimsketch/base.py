@@ -69,6 +69,7 @@ class Sketch:
             raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}")
         self._dtype = dtype
         self._state = LinearState({"counters": (self._depth, self._width)}, dtype)
+        self._key_domain = None  # "int" / "str" once a non-null key is seen (see key_domain)
         self._version = 0  # bumped on every change; invalidates query caches
         self._cache: dict = {}
 
@@ -136,6 +137,14 @@ class Sketch:
         return self._state.nbytes
 
     @property
+    def key_domain(self) -> str | None:
+        """"int" (integer keys), "str" (str/bytes keys) or None (no non-null key seen yet).
+
+        Sketches of different key domains never merge, subtract or join (their keys
+        cannot be equal): :class:`IncompatibleSketchError` names ``key_domain``."""
+        return self._key_domain
+
+    @property
     def counter_width(self) -> int:
         """Bytes per counter in memory: integer counters are 4 (int32) until a value needs
         more, then 8 (widened exactly to int64, reported here); float counters are 8."""
@@ -154,6 +163,7 @@ class Sketch:
             type(other) is type(self)
             and other.params == self.params
             and other._state == self._state
+            and other._key_domain == self._key_domain
         )
 
     __hash__ = None  # mutable
@@ -166,6 +176,7 @@ class Sketch:
     def copy(self):
         out = self.empty_like()
         out._state = self._state.copy()
+        out._key_domain = self._key_domain
         return out
 
     __copy__ = copy
@@ -208,6 +219,12 @@ class Sketch:
                 raise CounterOverflowError(f"weight {scalar} does not fit in int64")
             weights = None
         batch = canonicalize(keys, weights, allow_float_weights=self.float_counters)
+        if None not in (batch.key_domain, self._key_domain) and batch.key_domain != self._key_domain:
+            have = {"int": "integer", "str": "string/bytes"}
+            raise KeyTypeError(
+                f"this sketch holds {have[self._key_domain]} keys, got {have[batch.key_domain]} keys: a sketch "
+                "holds one key domain (integer and string keys never join); use another sketch or cast the keys"
+            )
         self._validate_keys(batch.keys)
         delta, total = self._batch_delta(batch)
         null = batch.null_weight
@@ -223,7 +240,12 @@ class Sketch:
                         raise CounterOverflowError("update would overflow the int64 counters; the sketch is unchanged")
                     delta = {k: d * scalar for k, d in delta.items()}
                 total, null = total * scalar, null * scalar
-        self._apply(delta, total, null, "update")
+        self._key_domain, before = self._key_domain or batch.key_domain, self._key_domain
+        try:
+            self._apply(delta, total, null, "update")
+        except Exception:
+            self._key_domain = before
+            raise
         return self
 
     def _batch_delta(self, batch: CanonicalBatch):
@@ -251,6 +273,9 @@ class Sketch:
     def _changed(self) -> None:
         self._version += 1
         self._cache.clear()
+        if self._key_domain is not None and self._total == 0 and not any(
+                self._state.array(n).any() for n in self._state.names):
+            self._key_domain = None  # no non-null key left: no key domain (a function of the state)
 
     # -- combining ------------------------------------------------------
     def check_compatible(self, other, operation: str = "combine", same_dtype: bool = True) -> None:
@@ -265,11 +290,14 @@ class Sketch:
                 continue
             if mine[field] != theirs[field]:
                 raise IncompatibleSketchError(field, mine[field], theirs[field], operation)
+        if None not in (self._key_domain, other._key_domain) and self._key_domain != other._key_domain:
+            raise IncompatibleSketchError("key_domain", self._key_domain, other._key_domain, operation)
 
     def merge(self, other):
         """Add ``other``'s counters into this sketch (the sketch of the union); returns ``self``."""
         self.check_compatible(other, "merge")
         self._state.merge(other._state, "merge")
+        self._key_domain = self._key_domain or other._key_domain
         self._changed()
         return self
 
@@ -277,6 +305,7 @@ class Sketch:
         """Subtract ``other``'s counters (the sketch of the difference); returns ``self``."""
         self.check_compatible(other, "subtract")
         self._state.subtract(other._state, "subtract")
+        self._key_domain = self._key_domain or other._key_domain
         self._changed()
         return self
 
@@ -349,7 +378,7 @@ class Sketch:
         head = fmt.Header(
             self.KIND, self._width, self._depth, self._seed, self._domain(), self.float_counters,
             self._kind_param(), self._total, self._null, self.is_empty,
-            counter_width=self._state.narrowest_width(), key_domain=None,
+            counter_width=self._state.narrowest_width(), key_domain=self._key_domain,
         )
         width = head.counter_width
         return fmt.encode(head, self._counters, self._extension(width), width)
@@ -378,6 +407,7 @@ class Sketch:
         arrays = {name: sk._state.array(name) for name in sk._state.names}  # extension arrays, if any
         arrays["counters"] = counters
         sk._state = LinearState.of(arrays, head.total_weight, head.null_weight, head.float_counters)
+        sk._key_domain = head.key_domain
         if head.version >= 2 and sk._state.narrowest_width() != head.counter_width:
             raise CorruptSketchError(
                 f"non-canonical counter width: {head.counter_width}-byte counters whose values need "

@@ -349,3 +349,27 @@ def test_float_counters_overflow_raises_before_anything_changes(kind):
         with pytest.raises(ss.CounterOverflowError):
             op()
         assert sk.to_bytes() == before
+
+
+# -- key domain: integers or strings/bytes, recorded, checked, serialised -------------
+def test_key_domain_recorded_checked_and_serialised(kind):
+    if kind == "skimmed":
+        pytest.skip("a skimmed sketch with a declared domain takes integer keys only")
+    ints, strs = make(kind).update([1, 2, None]), make(kind).update(["a", b"b"])
+    assert (ints.key_domain, strs.key_domain, make(kind).update([None]).key_domain) == ("int", "str", None)
+    for op in ("merge", "subtract"):
+        with pytest.raises(ss.IncompatibleSketchError, match="key_domain") as e:
+            getattr(ints.copy(), op)(strs)
+        assert e.value.field == "key_domain"
+    with pytest.raises(ss.IncompatibleSketchError, match="key_domain"):
+        ints.join_size(strs)
+    before = ints.to_bytes()
+    with pytest.raises(ss.KeyTypeError, match="holds integer keys, got string/bytes keys"):
+        ints.update(["a"])
+    assert ints.to_bytes() == before
+    assert ss.from_bytes(strs.to_bytes()).key_domain == "str"
+    assert make(kind).merge(strs).key_domain == "str"  # an empty domain adopts the other's
+    assert make(kind).update([None]).merge(ints).key_domain == "int"
+    back = ints.copy().subtract(make(kind).update([1, 2]))  # no non-null key left: no domain
+    assert back.key_domain is None and back.to_bytes() == make(kind).update([None]).to_bytes()
+    assert back.update(["z"]).key_domain == "str"

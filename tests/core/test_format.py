@@ -30,8 +30,8 @@ def test_header_layout():
     sk = ss.SkimmedSketch(10, 3, seed=42, domain=1000, skim_factor=2.0).update([1, 2, 2, None])
     b = sk.to_bytes()
     assert b[:4] == b"SKSK"
-    # version 2, kind 3, flags: has domain; counter type 3 = int32; key domain byte (0: not recorded yet)
-    assert struct.unpack_from("<HBBIIQQBB", b, 4) == (2, 3, 2, 10, 3, 42, 1000, 3, 0)
+    # version 2, kind 3, flags: has domain; counter type 3 = int32; key domain 1 = integers
+    assert struct.unpack_from("<HBBIIQQBB", b, 4) == (2, 3, 2, 10, 3, 42, 1000, 3, 1)
     assert struct.unpack_from("<dqqI", b, 36) == (2.0, 3, 1, 0)
     assert len(b) == 64 + 4 * 30 + 4
     assert struct.unpack_from("<I", b, len(b) - 4)[0] == zlib.crc32(b[:-4])
