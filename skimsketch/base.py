@@ -2,9 +2,14 @@
 
 Counters form a ``depth x width`` array; the sketch of a multiset is a linear
 function of its frequency vector, so ``update`` adds, deletes are negative
-weights, and ``merge``/``subtract`` are counter-wise sums. Integer counters
-are int64 and exact; every operation that would overflow raises
-:class:`CounterOverflowError` and leaves the sketch unchanged.
+weights, and ``merge``/``subtract`` are counter-wise sums. The state (counters,
+any extra arrays of a kind, total and null weights) is a
+:class:`~skimsketch.state.LinearState`: integer counters are exact (int32,
+widened to int64 when a value needs it), float counters stay finite, and every
+operation that would overflow raises :class:`CounterOverflowError` and leaves
+the sketch unchanged. Kinds register themselves by their ``KIND`` byte
+(:mod:`skimsketch.kinds`) and build themselves from decoded bytes
+(``_from_parts``); ``docs/format.md`` describes the bytes.
 """
 
 from __future__ import annotations
