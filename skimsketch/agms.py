@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import _FLOAT_EXACT, Sketch
+from .base import Sketch
 from .hash_sketch import row_dots
+from .kernels import FLOAT_EXACT
+from .state import LinearState
 
 __all__ = ["AGMSSketch"]
 
@@ -50,24 +52,25 @@ class AGMSSketch(Sketch):
         else:
             f = np.bincount(inv, weights=weights.astype(np.float64), minlength=len(uniq))
             if not self.float_counters:
-                if float(np.abs(weights).sum(dtype=np.float64)) >= _FLOAT_EXACT:
+                if float(np.abs(weights).sum(dtype=np.float64)) >= FLOAT_EXACT:
                     f = np.zeros(len(uniq), dtype=np.int64)
                     np.add.at(f, inv, weights)
                 else:
                     f = np.rint(f).astype(np.int64)
-        exact_int = not self.float_counters and float(np.abs(f).sum(dtype=np.float64)) >= _FLOAT_EXACT
+        exact_int = not self.float_counters and float(np.abs(f).sum(dtype=np.float64)) >= FLOAT_EXACT
         acc = np.zeros(self._depth * self._width, dtype=np.int64 if exact_int else np.float64)
         total = f.sum()
         for s in range(0, len(uniq), _KEY_CHUNK):
             bits = self._signs_bits(uniq[s : s + _KEY_CHUNK])
             fc = f[s : s + _KEY_CHUNK]
             acc += fc @ bits.astype(np.int64) if exact_int else fc.astype(np.float64) @ bits.astype(np.float64)
-        delta = (total - 2 * acc).reshape(self._depth, self._width)
+        with np.errstate(over="ignore", invalid="ignore"):  # float overflow: refused (unchanged) by the state
+            delta = (total - 2 * acc).reshape(self._depth, self._width)
         if not self.float_counters:
             delta = np.rint(delta).astype(np.int64) if delta.dtype != np.int64 else delta
-        return delta
+        return {"counters": delta}
 
-    def subsketch(self, width: int, depth: int) -> "AGMSSketch":
+    def subsketch(self, width: int, depth: int) -> AGMSSketch:
         """The sketch with shape ``(width, depth)`` and the same seed, without re-reading the
         stream: AGMS counters do not depend on the shape, so it is the sub-grid
         ``[:depth, :width]`` of this one (exactly what updating it would give)."""
@@ -75,8 +78,9 @@ class AGMSSketch(Sketch):
                 and 1 <= depth <= self._depth):
             raise ValueError(f"subsketch shape must be within {self._depth}x{self._width}, got {depth}x{width}")
         out = AGMSSketch(width, depth, self._seed, self._dtype)
-        out._counters = self._counters[:depth, :width].copy()
-        out._total, out._null = self._total, self._null
+        out._state = LinearState.of({"counters": self._counters[:depth, :width].copy()}, self._total, self._null,
+                                    self.float_counters)
+        out._key_domain = self._key_domain
         return out
 
     # -- per-table estimates (queries live in Sketch) ----------------------

@@ -2,9 +2,14 @@
 
 Counters form a ``depth x width`` array; the sketch of a multiset is a linear
 function of its frequency vector, so ``update`` adds, deletes are negative
-weights, and ``merge``/``subtract`` are counter-wise sums. Integer counters
-are int64 and exact; every operation that would overflow raises
-:class:`CounterOverflowError` and leaves the sketch unchanged.
+weights, and ``merge``/``subtract`` are counter-wise sums. The state (counters,
+any extra arrays of a kind, total and null weights) is a
+:class:`~skimsketch.state.LinearState`: integer counters are exact (int32,
+widened to int64 when a value needs it), float counters stay finite, and every
+operation that would overflow raises :class:`CounterOverflowError` and leaves
+the sketch unchanged. Kinds register themselves by their ``KIND`` byte
+(:mod:`skimsketch.kinds`) and build themselves from decoded bytes
+(``_from_parts``); ``docs/format.md`` describes the bytes.
 """
 
 from __future__ import annotations
@@ -15,21 +20,28 @@ import numpy as np
 
 from . import format as fmt
 from .bounds import check_confidence, median_estimate
-from .errors import CounterOverflowError, IncompatibleSketchError
+from .errors import (
+    CorruptSketchError,
+    CounterOverflowError,
+    IncompatibleSketchError,
+    KeyTypeError,
+)
 from .estimate import Estimate
 from .hashing import MAX_DEPTH, MAX_WIDTH, family
+from .kernels import I64
 from .keys import CanonicalBatch, canonical_key, canonicalize, scalar_weight
+from .kinds import register_kind
+from .serde import from_bytes as _any_from_bytes
+from .sizing import shape_for_bytes, shape_for_error
+from .state import LinearState
 
-__all__ = ["Sketch"]
+__all__ = ["DTYPES", "Sketch", "check_int", "f2_bound"]
 
-_I64 = np.iinfo(np.int64)
-_CHUNK = 1 << 15  # keys hashed per step: keeps temporaries in cache
-# bincount accumulates in float64: exact while every partial sum stays below 2**53
-_FLOAT_EXACT = float(2**52)
 DTYPES = ("int64", "float64")
 
 
-def _check_int(name: str, value, lo: int, hi: int) -> int:
+def check_int(name: str, value, lo: int, hi: int) -> int:
+    """``value`` as an int in ``[lo, hi]``, or a TypeError/ValueError naming ``name``."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
     if not lo <= int(value) <= hi:
@@ -42,75 +54,26 @@ def f2_bound(table_estimates: np.ndarray) -> float:
     return float(max(np.mean(table_estimates), np.median(table_estimates), 0.0))
 
 
-def _checked_add(a: np.ndarray, b: np.ndarray, what: str) -> np.ndarray:
-    """``a + b`` for int64 arrays, raising instead of wrapping."""
-    with np.errstate(over="ignore"):
-        out = a + b
-    if ((a ^ out) & (b ^ out) < 0).any():
-        raise CounterOverflowError(f"{what} would overflow the int64 counters; the sketch is unchanged")
-    return out
-
-
-def accumulate_cells(n: int, cells_of, weights, n_cells: int, per_key: int, key_major: bool,
-                     float_counters: bool) -> np.ndarray:
-    """Sum of the weights (1 each when ``weights`` is None) landing in each of ``n_cells`` cells.
-
-    ``cells_of(start, stop)`` gives the ``per_key`` cell ids of keys ``start..stop``,
-    shaped (keys, per_key) when ``key_major`` else (per_key, keys). Counts are
-    int64; weights accumulate in float64 while that is exact (total |weight| <
-    2**52) and by an exact int64 scatter-add beyond.
-    """
-    exact_float = weights is None or float_counters or float(np.abs(weights).sum(dtype=np.float64)) < _FLOAT_EXACT
-    acc = np.zeros(n_cells, dtype=np.int64 if (weights is None or not exact_float) else np.float64)
-    spread = np.repeat if key_major else np.tile
-    for s in range(0, n, _CHUNK):
-        cells = cells_of(s, min(s + _CHUNK, n)).ravel()
-        if weights is None:
-            acc += np.bincount(cells, minlength=n_cells)
-            continue
-        w = spread(weights[s : s + _CHUNK], per_key)
-        if exact_float:
-            acc += np.bincount(cells, weights=w, minlength=n_cells)
-        else:  # huge integer weights
-            np.add.at(acc, cells, w)
-    return acc
-
-
-def as_counter_delta(delta: np.ndarray, float_counters: bool) -> np.ndarray:
-    """A float delta rounded to int64 for integer counters (it holds whole numbers)."""
-    if not float_counters and delta.dtype != np.int64:
-        return np.rint(delta).astype(np.int64)
-    return delta
-
-
-def added_state(counters, total, null, delta, d_total, d_null, float_counters: bool, what: str):
-    """``(counters + delta, total + d_total, null + d_null)``; for int64 state it raises
-    :class:`CounterOverflowError` instead of wrapping (the inputs are never modified)."""
-    if float_counters:
-        return counters + delta, float(total + d_total), float(null + d_null)
-    new = _checked_add(counters, delta.astype(np.int64, copy=False), what)
-    new_total, new_null = int(total) + int(d_total), int(null) + int(d_null)
-    if not (_I64.min <= new_total <= _I64.max and _I64.min <= new_null <= _I64.max):
-        raise CounterOverflowError(f"{what} would overflow the int64 total weight; the sketch is unchanged")
-    return new, new_total, new_null
-
-
 class Sketch:
     """Base class of the linear sketches (not instantiated directly)."""
 
     KIND: ClassVar[int]
     METHOD: ClassVar[str]
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "KIND" in cls.__dict__:  # a serialisable kind: from_bytes finds it by its KIND byte
+            register_kind(cls)
+
     def __init__(self, width: int, depth: int, seed: int = 0, dtype: str = "int64"):
-        self._width = _check_int("width", width, 1, MAX_WIDTH)
-        self._depth = _check_int("depth", depth, 1, MAX_DEPTH)
-        self._seed = _check_int("seed", seed, 0, 2**64 - 1)
+        self._width = check_int("width", width, 1, MAX_WIDTH)
+        self._depth = check_int("depth", depth, 1, MAX_DEPTH)
+        self._seed = check_int("seed", seed, 0, 2**64 - 1)
         if dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}")
         self._dtype = dtype
-        self._counters = np.zeros((self._depth, self._width), dtype=dtype)
-        self._total = 0.0 if self.float_counters else 0
-        self._null = 0.0 if self.float_counters else 0
+        self._state = LinearState({"counters": (self._depth, self._width)}, dtype)
+        self._key_domain = None  # "int" / "str" once a non-null key is seen (see key_domain)
         self._version = 0  # bumped on every change; invalidates query caches
         self._cache: dict = {}
 
@@ -143,9 +106,20 @@ class Sketch:
     @property
     def counters(self) -> np.ndarray:
         """A read-only view of the ``depth x width`` counters."""
-        v = self._counters.view()
-        v.flags.writeable = False
-        return v
+        return self._state.view("counters")
+
+    # the state as the kinds' estimators read it (never assigned: the state changes only via _apply)
+    @property
+    def _counters(self) -> np.ndarray:
+        return self._state.array("counters")
+
+    @property
+    def _total(self):
+        return self._state.total
+
+    @property
+    def _null(self):
+        return self._state.null
 
     @property
     def total_weight(self):
@@ -159,12 +133,26 @@ class Sketch:
 
     @property
     def is_empty(self) -> bool:
-        return self._total == 0 and self._null == 0 and not self._counters.any()
+        return self._state.is_empty
 
     @property
     def nbytes(self) -> int:
         """Memory of the sketch's state: its counters plus any other structure it keeps."""
-        return int(self._counters.nbytes)
+        return self._state.nbytes
+
+    @property
+    def key_domain(self) -> str | None:
+        """"int" (integer keys), "str" (str/bytes keys) or None (no non-null key seen yet).
+
+        Sketches of different key domains never merge, subtract or join (their keys
+        cannot be equal): :class:`IncompatibleSketchError` names ``key_domain``."""
+        return self._key_domain
+
+    @property
+    def counter_width(self) -> int:
+        """Bytes per counter in memory: integer counters are 4 (int32) until a value needs
+        more, then 8 (widened exactly to int64, reported here); float counters are 8."""
+        return self._state.counter_width
 
     @property
     def family(self):
@@ -178,9 +166,8 @@ class Sketch:
         return (
             type(other) is type(self)
             and other.params == self.params
-            and other._total == self._total
-            and other._null == self._null
-            and np.array_equal(other._counters, self._counters)
+            and other._state == self._state
+            and other._key_domain == self._key_domain
         )
 
     __hash__ = None  # mutable
@@ -192,8 +179,8 @@ class Sketch:
 
     def copy(self):
         out = self.empty_like()
-        out._counters = self._counters.copy()
-        out._total, out._null = self._total, self._null
+        out._state = self._state.copy()
+        out._key_domain = self._key_domain
         return out
 
     __copy__ = copy
@@ -205,9 +192,7 @@ class Sketch:
         return {"bytes": self.to_bytes()}
 
     def __setstate__(self, state):
-        from .serde import from_bytes
-
-        other = from_bytes(state["bytes"])
+        other = type(self).from_bytes(state["bytes"])
         self.__dict__.update(other.__dict__)
 
     # -- updates ----------------------------------------------------------
@@ -225,49 +210,67 @@ class Sketch:
         scalar = None
         if weights is not None and np.ndim(weights) == 0 and not hasattr(weights, "__len__"):
             scalar = scalar_weight(weights, self.float_counters)
-            if not self.float_counters and not _I64.min <= scalar <= _I64.max:
+            if not self.float_counters and not I64.min <= scalar <= I64.max:
                 raise CounterOverflowError(f"weight {scalar} does not fit in int64")
             weights = None
         batch = canonicalize(keys, weights, allow_float_weights=self.float_counters)
+        if None not in (batch.key_domain, self._key_domain) and batch.key_domain != self._key_domain:
+            have = {"int": "integer", "str": "string/bytes"}
+            raise KeyTypeError(
+                f"this sketch holds {have[self._key_domain]} keys, got {have[batch.key_domain]} keys: a sketch "
+                "holds one key domain (integer and string keys never join); use another sketch or cast the keys"
+            )
         self._validate_keys(batch.keys)
         delta, total = self._batch_delta(batch)
         null = batch.null_weight
         if scalar is not None:
             if self.float_counters:
-                delta, total, null = delta * scalar, total * scalar, null * scalar
+                with np.errstate(over="ignore", invalid="ignore"):  # inf is refused by the state, unchanged
+                    delta = {k: d * scalar for k, d in delta.items()}
+                total, null = total * scalar, null * scalar
             else:
                 if scalar != 1:
-                    peak = int(np.abs(delta).max(initial=0))
-                    if peak * abs(scalar) > _I64.max or abs(total * scalar) > _I64.max:
+                    peak = max((int(np.abs(d).max(initial=0)) for d in delta.values()), default=0)
+                    if peak * abs(scalar) > I64.max or abs(total * scalar) > I64.max:
                         raise CounterOverflowError("update would overflow the int64 counters; the sketch is unchanged")
-                    delta = delta * scalar
+                    delta = {k: d * scalar for k, d in delta.items()}
                 total, null = total * scalar, null * scalar
-        self._apply(delta, total, null, "update")
+        self._key_domain, before = self._key_domain or batch.key_domain, self._key_domain
+        try:
+            self._apply(delta, total, null, "update")
+        except Exception:
+            self._key_domain = before
+            raise
         return self
 
     def _batch_delta(self, batch: CanonicalBatch):
-        """(counter delta, total weight) of one canonical batch."""
+        """({array name: delta}, total weight) of one canonical batch."""
         w = batch.weights
         if w is None:
             total = len(batch.keys)
         elif self.float_counters:
             total = float(w.sum())
         else:
-            if float(np.abs(w).sum(dtype=np.float64)) >= _I64.max:
+            if float(np.abs(w).sum(dtype=np.float64)) >= I64.max:
                 raise CounterOverflowError("the batch's weights sum beyond int64; the sketch is unchanged")
             total = int(w.sum())
         return self._delta(batch.keys, w), total
 
-    def _delta(self, keys: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    def _delta(self, keys: np.ndarray, weights: np.ndarray | None) -> dict:
+        """``{state array name: delta}`` of a batch of canonical keys."""
         raise NotImplementedError
 
-    def _apply(self, delta: np.ndarray, total, null, what: str) -> None:
-        """Add a counter delta and weights atomically (all or nothing)."""
-        self._counters, self._total, self._null = added_state(
-            self._counters, self._total, self._null, delta, total, null, self.float_counters, what
-        )
+    def _apply(self, delta: dict, total, null, what: str) -> None:
+        """Add ``{array name: delta}`` and the weights atomically (all or nothing)."""
+        self._state.add(delta, total, null, what)
+        self._changed()
+
+    def _changed(self) -> None:
         self._version += 1
         self._cache.clear()
+        if self._key_domain is not None and self._total == 0 and not any(
+                self._state.array(n).any() for n in self._state.names):
+            self._key_domain = None  # no non-null key left: no key domain (a function of the state)
 
     # -- combining ------------------------------------------------------
     def check_compatible(self, other, operation: str = "combine", same_dtype: bool = True) -> None:
@@ -282,19 +285,23 @@ class Sketch:
                 continue
             if mine[field] != theirs[field]:
                 raise IncompatibleSketchError(field, mine[field], theirs[field], operation)
+        if None not in (self._key_domain, other._key_domain) and self._key_domain != other._key_domain:
+            raise IncompatibleSketchError("key_domain", self._key_domain, other._key_domain, operation)
 
     def merge(self, other):
         """Add ``other``'s counters into this sketch (the sketch of the union); returns ``self``."""
         self.check_compatible(other, "merge")
-        self._apply(other._counters, other._total, other._null, "merge")
+        self._state.merge(other._state, "merge")
+        self._key_domain = self._key_domain or other._key_domain
+        self._changed()
         return self
 
     def subtract(self, other):
         """Subtract ``other``'s counters (the sketch of the difference); returns ``self``."""
         self.check_compatible(other, "subtract")
-        if not self.float_counters and (other._counters == _I64.min).any():
-            raise CounterOverflowError("subtract would overflow the int64 counters; the sketch is unchanged")
-        self._apply(-other._counters, -other._total, -other._null, "subtract")
+        self._state.subtract(other._state, "subtract")
+        self._key_domain = self._key_domain or other._key_domain
+        self._changed()
         return self
 
     def __add__(self, other):
@@ -312,10 +319,12 @@ class Sketch:
         """Per-table unbiased estimates of ``f(key)`` for a canonical key."""
         raise NotImplementedError
 
-    def _self_tables(self) -> np.ndarray:
+    def self_join_tables(self) -> np.ndarray:
+        """Per-table unbiased estimates of ``F2`` (cached until the sketch changes); read-only."""
         rows = self._cache.get("self_tables")
         if rows is None:
             rows = self._cache["self_tables"] = self._join_tables(self)
+            rows.flags.writeable = False
         return rows
 
     def join_size(self, other, confidence: float = 0.95) -> Estimate:
@@ -328,13 +337,13 @@ class Sketch:
         conf = self._check_join(other, confidence)
         rows = self._join_tables(other)
         j = float(np.median(rows))
-        var = (f2_bound(self._self_tables()) * f2_bound(other._self_tables()) + j * j) / self._width
+        var = (f2_bound(self.self_join_tables()) * f2_bound(other.self_join_tables()) + j * j) / self._width
         return median_estimate(rows, var, conf, self.METHOD)
 
     def self_join_size(self, confidence: float = 0.95) -> Estimate:
         """Estimated ``F2 = sum_v f(v)^2``; each table's variance is at most ``2 F2^2 / width``."""
         conf = check_confidence(confidence)
-        rows = self._self_tables()
+        rows = self.self_join_tables()
         return median_estimate(rows, 2.0 * f2_bound(rows) ** 2 / self._width, conf, self.METHOD)
 
     def frequency(self, key, confidence: float = 0.95) -> Estimate:
@@ -343,7 +352,7 @@ class Sketch:
         k = canonical_key(key)
         if k is None:
             raise ValueError("the frequency of a null key is not tracked: see null_weight")
-        return median_estimate(self._point_tables(k), f2_bound(self._self_tables()) / self._width, conf, self.METHOD)
+        return median_estimate(self._point_tables(k), f2_bound(self.self_join_tables()) / self._width, conf, self.METHOD)
 
     def _check_join(self, other, confidence) -> float:
         self.check_compatible(other, "join", same_dtype=False)
@@ -356,7 +365,7 @@ class Sketch:
     def _domain(self):
         return None
 
-    def _extension(self) -> bytes:
+    def _extension(self, counter_width: int) -> bytes:
         return b""
 
     def to_bytes(self) -> bytes:
@@ -364,35 +373,59 @@ class Sketch:
         head = fmt.Header(
             self.KIND, self._width, self._depth, self._seed, self._domain(), self.float_counters,
             self._kind_param(), self._total, self._null, self.is_empty,
+            counter_width=self._state.narrowest_width(), key_domain=self._key_domain,
         )
-        return fmt.encode(head, self._counters, self._extension())
+        width = head.counter_width
+        return fmt.encode(head, self._counters, self._extension(width), width)
 
     @classmethod
     def _from_header(cls, head: fmt.Header, ext: bytes):
+        """An empty sketch with the decoded parameters (kinds with a domain, a kind
+        parameter or extension state override this)."""
+        if head.domain is not None:
+            raise CorruptSketchError(f"a {cls.__name__} cannot have a domain")
+        if head.param != 0.0:
+            raise CorruptSketchError(f"a {cls.__name__} has no kind parameter")
+        if ext:
+            raise CorruptSketchError(f"a {cls.__name__} has no extension state ({len(ext)} bytes found)")
         return cls(head.width, head.depth, head.seed, dtype="float64" if head.float_counters else "int64")
+
+    @classmethod
+    def _from_parts(cls, head: fmt.Header, counters: np.ndarray, ext: bytes):
+        """The sketch whose decoded header, counters and extension are given (``from_bytes``)."""
+        try:
+            sk = cls._from_header(head, ext)
+        except (ValueError, TypeError) as e:
+            if isinstance(e, CorruptSketchError):
+                raise
+            raise CorruptSketchError(f"invalid sketch parameters: {e}") from None
+        arrays = {name: sk._state.array(name) for name in sk._state.names}  # extension arrays, if any
+        arrays["counters"] = counters
+        sk._state = LinearState.of(arrays, head.total_weight, head.null_weight, head.float_counters)
+        sk._key_domain = head.key_domain
+        if head.version >= 2 and sk._state.narrowest_width() != head.counter_width:
+            raise CorruptSketchError(
+                f"non-canonical counter width: {head.counter_width}-byte counters whose values need "
+                f"{sk._state.narrowest_width()} bytes (version 2 stores the narrowest width)")
+        return sk
 
     # -- sizing -----------------------------------------------------------
     @classmethod
     def for_error(cls, eps: float, delta: float = 0.05, seed: int = 0, **params):
         """A sketch whose join estimates are within ``eps * sqrt(F2(f) F2(g))`` w.p. ``1 - delta``."""
-        from .sizing import shape_for_error
-
         width, depth = shape_for_error(eps, delta)
         return cls(width, depth, seed, **params)
 
     @classmethod
     def for_bytes(cls, nbytes: int, seed: int = 0, depth: int | None = None, **params):
         """The default-shaped sketch whose counters fit in ``nbytes`` bytes."""
-        from .sizing import shape_for_bytes
-
         width, d = shape_for_bytes(nbytes, depth)
         return cls(width, d, seed, **params)
 
     @classmethod
     def from_bytes(cls, blob):
-        from .serde import from_bytes
-
-        sk = from_bytes(blob)
+        """Load a sketch written by ``to_bytes``; it must be of this class (or a subclass)."""
+        sk = _any_from_bytes(blob)
         if not isinstance(sk, cls):
             raise IncompatibleSketchError("kind", cls.__name__, type(sk).__name__, "load")
         return sk

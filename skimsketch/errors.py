@@ -32,7 +32,7 @@ class CorruptSketchError(SketchError):
 
 
 class CounterOverflowError(SketchError, OverflowError):
-    """An update or merge would overflow the int64 counters; the sketch is unchanged."""
+    """An update or merge would overflow the counters (int64, or float64 to infinity); the sketch is unchanged."""
 
 
 class KeyTypeError(SketchError, TypeError):

@@ -1,25 +1,32 @@
-"""The binary format (SPEC §5), version 1. Every byte offset lives here.
+"""The binary format of a sketch, versions 1 and 2 (``encode`` writes 2). Every byte offset lives here;
+``docs/format.md`` explains the rules (canonical bytes, widths, compatibility).
 
 All fields little-endian::
 
     offset size field
     0      4    magic b"SKSK"
-    4      2    format version (1)
-    6      1    sketch kind (1 AGMS, 2 hash, 3 skimmed)
+    4      2    format version (2; version 1 is still read)
+    6      1    sketch kind (1 AGMS, 2 hash, 3 skimmed; skimsketch.kinds maps it to a class)
     7      1    flags: bit0 empty, bit1 has domain, bit2 float counters
     8      4    width (u32)
     12     4    depth (u32)
     16     8    seed (u64)
     24     8    domain (u64; 0 = unbounded)
-    32     1    counter type (1 int64, 2 float64)
-    33     3    reserved, zero
+    32     1    counter type C: 1 int64, 2 float64, 3 int32 (version 2 only)
+    33     1    key domain: 0 not recorded, 1 integers, 2 strings/bytes (version 2; zero in version 1)
+    34     2    reserved, zero
     36     8    kind parameter (f64; skimmed: skim factor; others 0.0)
-    44     8    total weight (i64 or f64, as the counters)
-    52     8    null weight  (i64 or f64, as the counters)
+    44     8    total weight (i64, or f64 with float counters)
+    52     8    null weight  (i64, or f64 with float counters)
     60     4    extension length E (u32; kind-specific extra state)
     64     E    extension
-    64+E   8*depth*width counters, row-major (i64 or f64)
+    64+E   s*depth*width counters, row-major, s = 4 (C=3) or 8 bytes (C=1, 2)
     ...    4    CRC-32 (zlib) of every byte before it
+
+Canonical width (version 2): integer counters are written as int32 when every
+counter (main and extension) fits in int32, else all as int64; ``from_bytes``
+rejects an int64 blob whose values all fit in int32. So the bytes are a function
+of the sketch's parameters, counters and weights only.
 
 ``decode`` rejects anything else with :class:`CorruptSketchError` naming the
 problem; it checks sizes before allocating and never returns a partial sketch.
@@ -32,13 +39,13 @@ unbounded-key skimmed sketch (kind 3, domain 0) stores its prefix hierarchy
     0      4    magic b"HIER"
     4      1    layout version (1)
     5      1    levels L (6)
-    6      1    top prefix bits (16)
+    6      1    top prefix bits (12)
     7      1    fan-out bits (8)
     8      1    lg: hierarchy width = 2**lg (4 <= lg <= 24)
     9      1    hierarchy depth h (2 <= h <= 32)
     10     2    reserved, zero
-    12     8*L*h*2**lg counters, level-major, then table, then bucket
-                (i64 or f64, the main counters' type)
+    12     s*L*h*2**lg counters, level-major, then table, then bucket
+                (the main counters' type C and size s)
 
 ``decode_hierarchy`` rejects a wrong magic, version, geometry, size, reserved
 bytes, non-finite float counters, non-zero counters in a sketch flagged empty,
@@ -58,13 +65,26 @@ import numpy as np
 
 from .errors import CorruptSketchError
 from .hashing import MAX_DEPTH, MAX_WIDTH
+from .hierarchy_shape import (
+    FANOUT_BITS,
+    LEVELS,
+    MAX_HIER_DEPTH,
+    MAX_LG,
+    MIN_HIER_DEPTH,
+    MIN_LG,
+    TOP_BITS,
+)
 
-__all__ = ["MAGIC", "VERSION", "KINDS", "Header", "encode", "decode", "encode_hierarchy", "decode_hierarchy"]
+__all__ = ["KEY_DOMAINS", "MAGIC", "READ_VERSIONS", "VERSION", "Header", "decode", "decode_hierarchy", "encode",
+           "encode_hierarchy"]
 
 MAGIC = b"SKSK"
-VERSION = 1
-KINDS = {1: "agms", 2: "hash", 3: "skimmed"}
-COUNTER_TYPES = {1: np.dtype("<i8"), 2: np.dtype("<f8")}
+VERSION = 2  # what encode writes
+READ_VERSIONS = (1, 2)  # what decode reads
+COUNTER_TYPES = {1: np.dtype("<i8"), 2: np.dtype("<f8"), 3: np.dtype("<i4")}  # version 1: types 1 and 2 only
+_INT_TYPE = {4: 3, 8: 1}  # integer counter width in bytes -> counter type
+KEY_DOMAINS = {0: None, 1: "int", 2: "str"}  # unknown (no non-null key yet), integers, strings/bytes
+_I32 = np.iinfo(np.int32)
 FLAG_EMPTY, FLAG_DOMAIN, FLAG_FLOAT = 1, 2, 4
 _HEAD = struct.Struct("<4sHBBIIQQB3sd")  # up to the kind parameter: 44 bytes
 _TAIL = struct.Struct("<8s8sI")  # weights and extension length: 20 bytes
@@ -84,16 +104,27 @@ class Header:
     total_weight: int | float
     null_weight: int | float
     empty: bool
+    counter_width: int = 8  # bytes per counter as stored: 4 or 8 for integers, 8 for floats
+    key_domain: str | None = None  # "int", "str" or None (unknown); always None in version 1
+    version: int = VERSION  # of the bytes decoded
 
 
 def _scalar_bytes(x, float_counters: bool) -> bytes:
     return struct.pack("<d", float(x)) if float_counters else struct.pack("<q", int(x))
 
 
-def encode(h: Header, counters: np.ndarray, extension: bytes = b"") -> bytes:
+def counter_type(float_counters: bool, counter_width: int) -> int:
+    """The counter type byte of float64, or of integer counters ``counter_width`` bytes wide."""
+    return 2 if float_counters else _INT_TYPE[counter_width]
+
+
+def encode(h: Header, counters: np.ndarray, extension: bytes = b"", counter_width: int = 8) -> bytes:
+    """Version-2 bytes of a sketch; integer counters are written ``counter_width`` (4 or 8) bytes wide."""
     flags = (FLAG_EMPTY if h.empty else 0) | (FLAG_DOMAIN if h.domain else 0) | (FLAG_FLOAT if h.float_counters else 0)
-    ctype = 2 if h.float_counters else 1
-    head = _HEAD.pack(MAGIC, VERSION, h.kind, flags, h.width, h.depth, h.seed, h.domain or 0, ctype, b"\0\0\0", h.param)
+    ctype = counter_type(h.float_counters, counter_width)
+    kd = {v: k for k, v in KEY_DOMAINS.items()}[h.key_domain]
+    head = _HEAD.pack(MAGIC, VERSION, h.kind, flags, h.width, h.depth, h.seed, h.domain or 0, ctype,
+                      bytes([kd, 0, 0]), h.param)
     tail = _TAIL.pack(
         _scalar_bytes(h.total_weight, h.float_counters), _scalar_bytes(h.null_weight, h.float_counters), len(extension)
     )
@@ -111,14 +142,15 @@ def decode(blob) -> tuple[Header, np.ndarray, bytes]:
     magic, version, kind, flags, width, depth, seed, domain, ctype, reserved, param = _HEAD.unpack_from(b, 0)
     if magic != MAGIC:
         raise CorruptSketchError(f"bad magic {magic!r}: not a skimsketch sketch")
-    if version != VERSION:
-        raise CorruptSketchError(f"unknown format version {version} (this library reads version {VERSION})")
-    if kind not in KINDS:
-        raise CorruptSketchError(f"unknown sketch kind {kind}")
-    if ctype not in COUNTER_TYPES:
-        raise CorruptSketchError(f"unknown counter type {ctype}")
-    if reserved != b"\0\0\0" or flags & ~(FLAG_EMPTY | FLAG_DOMAIN | FLAG_FLOAT):
+    if version not in READ_VERSIONS:
+        raise CorruptSketchError(f"unknown format version {version} (this library reads versions {READ_VERSIONS})")
+    if ctype not in COUNTER_TYPES or (version == 1 and ctype == 3):
+        raise CorruptSketchError(f"unknown counter type {ctype} in format version {version}")
+    kd = reserved[0] if version >= 2 else 0
+    if reserved[1:] != b"\0\0" or (version == 1 and reserved[0]) or flags & ~(FLAG_EMPTY | FLAG_DOMAIN | FLAG_FLOAT):
         raise CorruptSketchError("reserved header bits are set")
+    if kd not in KEY_DOMAINS:
+        raise CorruptSketchError(f"unknown key domain {kd}")
     float_counters = ctype == 2
     if bool(flags & FLAG_FLOAT) != float_counters:
         raise CorruptSketchError("float-counter flag disagrees with the counter type")
@@ -129,7 +161,8 @@ def decode(blob) -> tuple[Header, np.ndarray, bytes]:
     if not math.isfinite(param):
         raise CorruptSketchError("kind parameter is not finite")
     tw_raw, nw_raw, ext_len = _TAIL.unpack_from(b, _HEAD.size)
-    expected = HEADER_SIZE + ext_len + 8 * width * depth + _CRC.size
+    cw = COUNTER_TYPES[ctype].itemsize
+    expected = HEADER_SIZE + ext_len + cw * width * depth + _CRC.size
     if len(b) != expected:
         raise CorruptSketchError(f"size mismatch: {len(b)} bytes, header implies {expected}")
     (crc,) = _CRC.unpack_from(b, len(b) - _CRC.size)
@@ -144,7 +177,8 @@ def decode(blob) -> tuple[Header, np.ndarray, bytes]:
     counters = counters.astype(counters.dtype.newbyteorder("="), copy=True)
     if float_counters and not np.isfinite(counters).all():
         raise CorruptSketchError("counters contain NaN or infinity")
-    head = Header(kind, width, depth, seed, domain or None, float_counters, param, total, null, bool(flags & FLAG_EMPTY))
+    head = Header(kind, width, depth, seed, domain or None, float_counters, param, total, null,
+                  bool(flags & FLAG_EMPTY), cw, KEY_DOMAINS[kd], version)
     if head.empty and (total != 0 or null != 0 or counters.any()):
         raise CorruptSketchError("sketch is flagged empty but has non-zero state")
     return head, counters, ext
@@ -156,17 +190,13 @@ HIER_VERSION = 1
 _HIER_HEAD = struct.Struct("<4sBBBBBB2s")  # 12 bytes
 
 
-def encode_hierarchy(lg: int, depth: int, counters: np.ndarray, float_counters: bool) -> bytes:
-    from .hierarchy import FANOUT_BITS, LEVELS, TOP_BITS
-
+def encode_hierarchy(lg: int, depth: int, counters: np.ndarray, float_counters: bool, counter_width: int = 8) -> bytes:
     head = _HIER_HEAD.pack(HIER_MAGIC, HIER_VERSION, LEVELS, TOP_BITS, FANOUT_BITS, lg, depth, b"\0\0")
-    return head + np.ascontiguousarray(counters, dtype=COUNTER_TYPES[2 if float_counters else 1]).tobytes()
+    return head + np.ascontiguousarray(counters, dtype=COUNTER_TYPES[counter_type(float_counters, counter_width)]).tobytes()
 
 
 def decode_hierarchy(ext: bytes, head: Header) -> tuple[int, int, np.ndarray]:
     """Parse and validate an unbounded skimmed sketch's extension -> (lg, depth, counters (L, depth, 2**lg))."""
-    from .hierarchy import FANOUT_BITS, LEVELS, MAX_HIER_DEPTH, MAX_LG, MIN_HIER_DEPTH, MIN_LG, TOP_BITS
-
     if len(ext) < _HIER_HEAD.size:
         raise CorruptSketchError(f"hierarchy extension truncated: {len(ext)} bytes, need at least {_HIER_HEAD.size}")
     magic, version, levels, top, fanout, lg, depth, reserved = _HIER_HEAD.unpack_from(ext, 0)
@@ -181,9 +211,10 @@ def decode_hierarchy(ext: bytes, head: Header) -> tuple[int, int, np.ndarray]:
     if reserved != b"\0\0":
         raise CorruptSketchError("reserved hierarchy extension bytes are set")
     n = LEVELS * depth * (1 << lg)
-    if len(ext) != _HIER_HEAD.size + 8 * n:
-        raise CorruptSketchError(f"hierarchy extension size mismatch: {len(ext)} bytes, its header implies {_HIER_HEAD.size + 8 * n}")
-    dt = COUNTER_TYPES[2 if head.float_counters else 1]
+    dt = COUNTER_TYPES[counter_type(head.float_counters, head.counter_width)]  # the main counters' type
+    if len(ext) != _HIER_HEAD.size + dt.itemsize * n:
+        raise CorruptSketchError(
+            f"hierarchy extension size mismatch: {len(ext)} bytes, its header implies {_HIER_HEAD.size + dt.itemsize * n}")
     counters = np.frombuffer(ext, dt, n, _HIER_HEAD.size).astype(dt.newbyteorder("="), copy=True)
     counters = counters.reshape(LEVELS, depth, 1 << lg)
     if head.float_counters:

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Sketch, accumulate_cells, as_counter_delta
+from .base import Sketch
+from .kernels import accumulate_cells, as_counter_delta
 
 __all__ = ["HashSketch"]
 
@@ -44,7 +45,7 @@ class HashSketch(Sketch):
         fam = self.family
         acc = accumulate_cells(len(keys), lambda a, b: fam.signed_cells(keys[a:b], w, d), weights,
                                2 * d * w, d, True, self.float_counters)
-        return as_counter_delta((acc[0::2] - acc[1::2]).reshape(d, w), self.float_counters)
+        return {"counters": as_counter_delta((acc[0::2] - acc[1::2]).reshape(d, w), self.float_counters)}
 
     # -- per-table estimates (queries live in Sketch) ----------------------
     def _join_tables(self, other) -> np.ndarray:

@@ -95,16 +95,22 @@ from functools import lru_cache
 
 import numpy as np
 
-from .base import accumulate_cells, as_counter_delta
 from .hashing import _M1, _M2, _mix, family
+from .hierarchy_shape import (
+    BOTTOM_BITS,
+    FANOUT_BITS,
+    LEVELS,
+    MAX_HIER_DEPTH,
+    MAX_LG,
+    MIN_HIER_DEPTH,
+    MIN_LG,
+    TOP_BITS,
+)
+from .kernels import accumulate_cells, as_counter_delta
 
 __all__ = ["PrefixHierarchy", "hierarchy", "LEVELS", "TOP_BITS", "FANOUT_BITS", "MAX_EXPAND",
            "HIER_WORD_BASE", "MIN_LG", "MAX_LG", "MAX_HIER_DEPTH", "MIN_HIER_DEPTH", "chance_tail", "agree_mask"]
 
-LEVELS = 6
-TOP_BITS = 12
-FANOUT_BITS = 8
-BOTTOM_BITS = 64 - TOP_BITS - FANOUT_BITS * (LEVELS - 1)  # the last step, on the main counters: 12 bits
 MAX_BOTTOM_DIVISOR = 4  # the last level expands at most MAX_EXPAND / 4 prefixes (4096 children each)
 HIER_WORD_BASE = 1 << 22
 MAX_EXPAND = 512
@@ -112,9 +118,6 @@ CHANCE_RATE = 1.0 / 512  # allowed chance-pass probability of a tested prefix (s
 LEVEL_BUDGET_MIN = 8.0  # ... but at least this many expected chance passes per level
 PEEL_BUDGET = 0.01  # expected chance passes of the strict (peeling) rule per round: a false peel wipes a heavy prefix
 PEEL_ROUNDS = 3
-MIN_LG, MAX_LG = 4, 24  # hierarchy widths 16 .. 2**24
-MAX_HIER_DEPTH = 32
-MIN_HIER_DEPTH = 2  # one table per level cannot tell a heavy prefix from chance at fan-out 256
 _ZMUL = np.uint32(0x9E3779B1)
 
 # modular inverses of the splitmix64 multipliers

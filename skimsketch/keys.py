@@ -190,6 +190,7 @@ class CanonicalBatch:
     weights: np.ndarray | None  # int64 or float64, aligned with keys
     null_weight: float | int
     float_weights: bool
+    key_domain: str | None = None  # "int" (integer keys), "str" (str/bytes keys), None (no non-null key)
 
 
 def _is_null_scalar(x) -> bool:
@@ -522,6 +523,50 @@ def _drop_weights(weights, keep: np.ndarray):
     return arr[keep]
 
 
+_STR_TYPES = (str, bytes, bytearray, memoryview, np.str_, np.bytes_)
+
+
+def _domain_of_objects(values) -> str | None:
+    """Key domain of a sequence of valid scalar keys (nulls ignored); mixed -> KeyTypeError."""
+    found = set()
+    for t in set(map(type, values)):
+        if issubclass(t, _STR_TYPES):
+            found.add("str")
+        elif t is type(None) or t.__name__ in ("NAType", "NaTType"):
+            continue
+        elif issubclass(t, (float, np.floating)):
+            if any(not math.isnan(x) for x in values if type(x) is t):  # NaN is a null
+                found.add("int")
+        else:
+            found.add("int")
+    if len(found) > 1:
+        raise KeyTypeError(
+            "keys mix integers and strings/bytes in one batch: a sketch holds one key domain "
+            "(integers, or strings/bytes); cast the keys to one type"
+        )
+    return found.pop() if found else None
+
+
+def _key_domain(keys) -> str | None:
+    """"int" or "str" for a batch of valid keys with at least one non-null key."""
+    mod = type(keys).__module__ or ""
+    if mod.startswith("pyarrow"):
+        t = keys.type
+        t = getattr(t, "value_type", t)  # dictionary arrays: their values' type
+        return "str" if str(t) in ("string", "large_string", "binary", "large_binary") else "int"
+    if mod.startswith("pandas"):
+        keys = keys.to_numpy(dtype=object) if getattr(keys.dtype, "kind", "O") not in "iuf" else keys.to_numpy()
+    if isinstance(keys, np.ndarray):
+        if keys.dtype.kind in "iuf":
+            return "int"
+        if keys.dtype.kind in "US":
+            return "str"
+        return _domain_of_objects(keys.ravel())
+    if isinstance(keys, (str, bytes, bytearray, numbers.Number)) or keys is None:
+        return _domain_of_objects([keys])
+    return _domain_of_objects(keys if isinstance(keys, (list, tuple)) else list(keys))
+
+
 def canonicalize(keys, weights=None, allow_float_weights: bool = False) -> CanonicalBatch:
     """Canonicalise a batch of keys (and weights) -> :class:`CanonicalBatch`.
 
@@ -529,6 +574,9 @@ def canonicalize(keys, weights=None, allow_float_weights: bool = False) -> Canon
     >>> b.keys.tolist(), b.weights.tolist(), b.null_weight
     ([3, 5], [1, -1], 7)
     """
+    if not isinstance(keys, (list, tuple, np.ndarray, str, bytes, bytearray, numbers.Number)) and keys is not None \
+            and not (type(keys).__module__ or "").startswith(("pyarrow", "pandas")) and hasattr(keys, "__iter__"):
+        keys = list(keys)  # one pass over a generator serves both the keys and their domain
     k, null = _keys_array(keys)
     wnull = _weight_nulls(weights, len(k))
     if wnull is not None:  # rows with a null weight are skipped, as SQL SUM skips them
@@ -536,6 +584,7 @@ def canonicalize(keys, weights=None, allow_float_weights: bool = False) -> Canon
         weights, k = _drop_weights(weights, keep), k[keep]
         null = None if null is None else null[keep]
     w, is_float = _weights_array(weights, len(k), allow_float_weights)
+    domain = _key_domain(keys) if len(k) > (0 if null is None else int(null.sum())) else None
     null_weight = 0.0 if is_float else 0
     if null is not None:
         if w is None:
@@ -544,4 +593,4 @@ def canonicalize(keys, weights=None, allow_float_weights: bool = False) -> Canon
             null_weight = w[null].sum().item()
             w = w[~null]
         k = k[~null]
-    return CanonicalBatch(np.ascontiguousarray(k, dtype=np.int64), w, null_weight, is_float)
+    return CanonicalBatch(np.ascontiguousarray(k, dtype=np.int64), w, null_weight, is_float, domain)

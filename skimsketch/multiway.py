@@ -39,13 +39,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import _I64, _check_int, accumulate_cells, added_state, as_counter_delta, f2_bound
+from .base import check_int, f2_bound
 from .bounds import check_confidence, median_estimate
 from .errors import CounterOverflowError, IncompatibleSketchError, KeyTypeError
 from .estimate import Estimate
+from .exact import exact_frequencies
 from .hash_sketch import HashSketch
 from .hashing import MAX_DEPTH, MAX_WIDTH, family
+from .kernels import I64, accumulate_cells, as_counter_delta
 from .keys import _keys_array, _weights_array
+from .state import LinearState
 
 __all__ = ["PairSketch", "chain_join_size", "exact_chain_join_size"]
 
@@ -66,11 +69,11 @@ class PairSketch:
     METHOD = "chain"
 
     def __init__(self, width_a: int, width_b: int, depth: int, seed_a: int, seed_b: int, dtype: str = "int64"):
-        self._width_a = _check_int("width_a", width_a, 1, MAX_WIDTH)
-        self._width_b = _check_int("width_b", width_b, 1, MAX_WIDTH)
-        self._depth = _check_int("depth", depth, 1, MAX_DEPTH)
-        self._seed_a = _check_int("seed_a", seed_a, 0, 2**64 - 1)
-        self._seed_b = _check_int("seed_b", seed_b, 0, 2**64 - 1)
+        self._width_a = check_int("width_a", width_a, 1, MAX_WIDTH)
+        self._width_b = check_int("width_b", width_b, 1, MAX_WIDTH)
+        self._depth = check_int("depth", depth, 1, MAX_DEPTH)
+        self._seed_a = check_int("seed_a", seed_a, 0, 2**64 - 1)
+        self._seed_b = check_int("seed_b", seed_b, 0, 2**64 - 1)
         if self._seed_a == self._seed_b:
             raise ValueError(
                 f"seed_a and seed_b must differ (got {seed_a} for both): each join attribute needs its own "
@@ -84,12 +87,10 @@ class PairSketch:
         if dtype not in ("int64", "float64"):
             raise ValueError(f"dtype must be one of ('int64', 'float64'), got {dtype!r}")
         self._dtype = dtype
-        self._counters = np.zeros((self._depth, self._width_a, self._width_b), dtype=dtype)
-        self._total = 0.0 if dtype == "float64" else 0
-        self._null = 0.0 if dtype == "float64" else 0
+        self._state = LinearState({"counters": (self._depth, self._width_a, self._width_b)}, dtype)
 
     @classmethod
-    def for_chain(cls, f_sketch, g_sketch, dtype: str = "int64") -> "PairSketch":
+    def for_chain(cls, f_sketch, g_sketch, dtype: str = "int64") -> PairSketch:
         """The pair sketch that joins with ``f_sketch`` on ``a`` and ``g_sketch`` on ``b``."""
         for name, sk in (("f_sketch", f_sketch), ("g_sketch", g_sketch)):
             if not isinstance(sk, HashSketch):
@@ -110,8 +111,8 @@ class PairSketch:
     seed_a = property(lambda self: self._seed_a)
     seed_b = property(lambda self: self._seed_b)
     dtype = property(lambda self: self._dtype)
-    total_weight = property(lambda self: self._total)
-    null_weight = property(lambda self: self._null)
+    total_weight = property(lambda self: self._state.total)
+    null_weight = property(lambda self: self._state.null)
 
     @property
     def float_counters(self) -> bool:
@@ -119,35 +120,50 @@ class PairSketch:
 
     @property
     def counters(self) -> np.ndarray:
-        v = self._counters.view()
-        v.flags.writeable = False
-        return v
+        """A read-only view of the ``depth x width_a x width_b`` counters."""
+        return self._state.view("counters")
 
     @property
     def nbytes(self) -> int:
-        return int(self._counters.nbytes)
+        return self._state.nbytes
 
     @property
     def is_empty(self) -> bool:
-        return self._total == 0 and self._null == 0 and not self._counters.any()
+        return self._state.is_empty
 
     def __repr__(self) -> str:
         return "PairSketch(" + ", ".join(f"{k}={v!r}" for k, v in self.params.items()) + ")"
 
     def __eq__(self, other) -> bool:
-        return (isinstance(other, PairSketch) and other.params == self.params and other._total == self._total
-                and other._null == self._null and np.array_equal(other._counters, self._counters))
+        return isinstance(other, PairSketch) and other.params == self.params and other._state == self._state
 
     __hash__ = None
 
-    def copy(self) -> "PairSketch":
+    def copy(self) -> PairSketch:
         out = PairSketch(**self.params)
-        out._counters = self._counters.copy()
-        out._total, out._null = self._total, self._null
+        out._state = self._state.copy()
         return out
 
+    __copy__ = copy
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    def __getstate__(self):
+        s = self._state
+        return {"params": self.params, "counters": s.array("counters"), "total": s.total, "null": s.null}
+
+    def __setstate__(self, state):
+        fresh = PairSketch(**state["params"])  # validates the parameters
+        counters = np.asarray(state["counters"])
+        if counters.shape != fresh.counters.shape or counters.dtype != fresh.counters.dtype:
+            raise ValueError(f"pickled PairSketch counters {counters.dtype}{counters.shape} do not match its parameters")
+        fresh._state = LinearState.of({"counters": counters.copy()}, state["total"], state["null"],
+                                      fresh.float_counters)
+        self.__dict__.update(fresh.__dict__)
+
     # -- updates ------------------------------------------------------------
-    def update(self, keys_a, keys_b, weights=None) -> "PairSketch":
+    def update(self, keys_a, keys_b, weights=None) -> PairSketch:
         """Add rows ``(keys_a[i], keys_b[i])`` with ``weights`` (default 1; negative = delete); returns ``self``.
 
         Rows with a null in either column never join: they are skipped and
@@ -178,7 +194,7 @@ class PairSketch:
         elif self.float_counters:
             total = float(w.sum())
         else:
-            if float(np.abs(w).sum(dtype=np.float64)) >= _I64.max:
+            if float(np.abs(w).sum(dtype=np.float64)) >= I64.max:
                 raise CounterOverflowError("the batch's weights sum beyond int64; the sketch is unchanged")
             total = int(w.sum())
         delta = self._delta(ka, kb, w)
@@ -199,9 +215,7 @@ class PairSketch:
         return as_counter_delta((acc[0::2] - acc[1::2]).reshape(d, wa, wb), self.float_counters)
 
     def _apply(self, delta, total, null, what) -> None:
-        self._counters, self._total, self._null = added_state(
-            self._counters, self._total, self._null, delta, total, null, self.float_counters, what
-        )
+        self._state.add({"counters": delta}, total, null, what)
 
     def check_compatible(self, other, operation: str = "combine") -> None:
         if not isinstance(other, PairSketch):
@@ -210,22 +224,21 @@ class PairSketch:
             if other.params[field] != mine:
                 raise IncompatibleSketchError(field, mine, other.params[field], operation)
 
-    def merge(self, other) -> "PairSketch":
+    def merge(self, other) -> PairSketch:
         """Add ``other``'s counters (the sketch of the union of the rows); returns ``self``."""
         self.check_compatible(other, "merge")
-        self._apply(other._counters, other._total, other._null, "merge")
+        self._state.merge(other._state, "merge")
         return self
 
-    def subtract(self, other) -> "PairSketch":
+    def subtract(self, other) -> PairSketch:
+        """Subtract ``other``'s counters (the sketch of the difference); returns ``self``."""
         self.check_compatible(other, "subtract")
-        if not self.float_counters and (other._counters == _I64.min).any():
-            raise CounterOverflowError("subtract would overflow the int64 counters; the sketch is unchanged")
-        self._apply(-other._counters, -other._total, -other._null, "subtract")
+        self._state.subtract(other._state, "subtract")
         return self
 
-    def _self_tables(self) -> np.ndarray:
+    def self_join_tables(self) -> np.ndarray:
         """Per-table unbiased estimates of ``F2(s) = sum_{a,b} s(a,b)^2``."""
-        c = self._counters.astype(np.float64)
+        c = self._state.array("counters").astype(np.float64)
         return np.einsum("pij,pij->p", c, c)
 
 
@@ -265,7 +278,7 @@ def chain_join_size(f_sketch, s_sketch: PairSketch, g_sketch, confidence: float 
     wa, wb = s_sketch.width_a, s_sketch.width_b
     f2f = f2_bound(np.einsum("pi,pi->p", fc, fc))
     f2g = f2_bound(np.einsum("pj,pj->p", gc, gc))
-    f2s = f2_bound(s_sketch._self_tables())
+    f2s = f2_bound(s_sketch.self_join_tables())
     var = 2.0 * f2f * f2s * f2g * (1.0 / wa + 1.0 / wb + 2.0 / (wa * wb))
     return median_estimate(rows, var, conf, PairSketch.METHOD, f2_f=f2f, f2_s=f2s, f2_g=f2g)
 
@@ -276,8 +289,6 @@ def exact_chain_join_size(keys_f, pairs_a, pairs_b, keys_g, weights_f=None, weig
     >>> exact_chain_join_size([1, 1, 2], [1, 2, 2], ["x", "y", "z"], ["x", "y", "y"])
     4
     """
-    from .exact import exact_frequencies
-
     kf, ff = exact_frequencies(keys_f, weights_f)
     kg, fg = exact_frequencies(keys_g, weights_g)
     ka, null_a = _keys_array(pairs_a)

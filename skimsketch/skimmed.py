@@ -52,13 +52,23 @@ from functools import lru_cache
 import numpy as np
 
 from . import format as fmt
-from .base import _I64, _checked_add, f2_bound
+from .base import f2_bound
 from .bounds import chebyshev_k
-from .errors import CorruptSketchError, CounterOverflowError, KeyDomainError
+from .errors import CorruptSketchError, KeyDomainError
 from .estimate import Estimate
 from .hash_sketch import HashSketch, row_dots
 from .hashing import family
-from .hierarchy import LEVELS, MAX_HIER_DEPTH, MAX_LG, MIN_HIER_DEPTH, MIN_LG, chance_tail, hierarchy
+from .hierarchy import (
+    LEVELS,
+    MAX_HIER_DEPTH,
+    MAX_LG,
+    MIN_HIER_DEPTH,
+    MIN_LG,
+    chance_tail,
+    hierarchy,
+)
+from .sizing import COUNTER_BYTES, DEFAULT_DEPTH, shape_for_bytes
+from .state import LinearState
 
 __all__ = ["SkimmedSketch", "SkimResult", "DEFAULT_SKIM_FACTOR", "default_hier_width", "DEFAULT_HIER_DEPTH"]
 
@@ -154,7 +164,6 @@ class SkimmedSketch(HashSketch):
         super().__init__(width, depth, seed, dtype)
         self._domain_size = None if domain is None else int(domain)
         self._skim_factor = float(skim_factor)
-        self._hier = None
         if domain is None:
             hw = default_hier_width(self._width) if hier_width is None else hier_width
             if isinstance(hw, (bool, np.bool_)) or not isinstance(hw, (int, np.integer)) or not (
@@ -168,7 +177,8 @@ class SkimmedSketch(HashSketch):
                 raise ValueError(f"hier_depth must be an int in [{MIN_HIER_DEPTH}, {MAX_HIER_DEPTH}], got {hd!r}")
             self._hier_lg = int(hw).bit_length() - 1
             self._hier_depth = int(hd)
-            self._hier = np.zeros((LEVELS, self._hier_depth, 1 << self._hier_lg), dtype=self._dtype)
+            self._state = LinearState({"counters": (self._depth, self._width),
+                                       "hierarchy": (LEVELS, self._hier_depth, 1 << self._hier_lg)}, self._dtype)
 
     @property
     def domain(self) -> int | None:
@@ -190,11 +200,7 @@ class SkimmedSketch(HashSketch):
     @property
     def hierarchy_counters(self) -> np.ndarray | None:
         """Read-only (6, hier_depth, hier_width) prefix-level counters (``None`` with a domain)."""
-        if self._hier is None:
-            return None
-        v = self._hier.view()
-        v.flags.writeable = False
-        return v
+        return None if self._hier is None else self._state.view("hierarchy")
 
     @property
     def skim_factor(self) -> float:
@@ -219,68 +225,15 @@ class SkimmedSketch(HashSketch):
 
     # -- state beyond the main counters (unbounded keys: the hierarchy) --------
     @property
-    def nbytes(self) -> int:
-        return super().nbytes + (0 if self._hier is None else int(self._hier.nbytes))
-
-    @property
-    def is_empty(self) -> bool:
-        return super().is_empty and (self._hier is None or not self._hier.any())
-
-    def __eq__(self, other) -> bool:
-        if not super().__eq__(other):
-            return False
-        return self._hier is None or np.array_equal(self._hier, other._hier)
-
-    __hash__ = None
-
-    def copy(self):
-        out = super().copy()
-        if self._hier is not None:
-            out._hier = self._hier.copy()
-        return out
-
-    __copy__ = copy
-
-    def _packed(self) -> np.ndarray:
-        """Main counters and hierarchy as one flat array (the unit of update/merge)."""
-        return np.concatenate([self._counters.ravel(), self._hier.ravel()])
+    def _hier(self) -> np.ndarray | None:
+        return self._state.array("hierarchy") if self._domain_size is None else None
 
     def _delta(self, keys, weights):
-        main = super()._delta(keys, weights)
-        if self._hier is None:
-            return main
-        h = hierarchy(self._seed, self._hier_lg, self._hier_depth).delta(keys, weights, self.float_counters)
-        return np.concatenate([main.ravel(), h.ravel().astype(main.dtype, copy=False)])
-
-    def _apply(self, delta, total, null, what):
-        if self._hier is None:
-            return super()._apply(delta, total, null, what)
-        m = self._counters.size
-        main = delta[:m].reshape(self._counters.shape)
-        h = delta[m:].reshape(self._hier.shape)
-        if self.float_counters:
-            new_h = self._hier + h
-        else:
-            new_h = _checked_add(self._hier, h.astype(np.int64, copy=False), what)
-        super()._apply(main, total, null, what)  # raises before anything changed, or commits
-        self._hier = new_h
-
-    def merge(self, other):
-        if self._hier is None:
-            return super().merge(other)
-        self.check_compatible(other, "merge")
-        self._apply(other._packed(), other._total, other._null, "merge")
-        return self
-
-    def subtract(self, other):
-        if self._hier is None:
-            return super().subtract(other)
-        self.check_compatible(other, "subtract")
-        packed = other._packed()
-        if not self.float_counters and (packed == _I64.min).any():
-            raise CounterOverflowError("subtract would overflow the int64 counters; the sketch is unchanged")
-        self._apply(-packed, -other._total, -other._null, "subtract")
-        return self
+        delta = super()._delta(keys, weights)
+        if self._hier is not None:
+            delta["hierarchy"] = hierarchy(self._seed, self._hier_lg, self._hier_depth).delta(
+                keys, weights, self.float_counters)
+        return delta
 
     def _validate_keys(self, keys):
         if self._domain_size is None:
@@ -295,10 +248,10 @@ class SkimmedSketch(HashSketch):
     def _kind_param(self) -> float:
         return self._skim_factor
 
-    def _extension(self) -> bytes:
+    def _extension(self, counter_width: int) -> bytes:
         if self._hier is None:
             return b""
-        return fmt.encode_hierarchy(self._hier_lg, self._hier_depth, self._hier, self.float_counters)
+        return fmt.encode_hierarchy(self._hier_lg, self._hier_depth, self._hier, self.float_counters, counter_width)
 
     @classmethod
     def _from_header(cls, head, ext):
@@ -310,7 +263,7 @@ class SkimmedSketch(HashSketch):
         lg, hd, hier = fmt.decode_hierarchy(ext, head)
         sk = cls(head.width, head.depth, head.seed, dtype=dtype, skim_factor=head.param,
                  hier_width=1 << lg, hier_depth=hd)
-        sk._hier = hier
+        sk._state = LinearState.of({"counters": sk._counters, "hierarchy": hier}, 0, 0, head.float_counters)
         return sk
 
     # -- sizing ---------------------------------------------------------------
@@ -324,8 +277,6 @@ class SkimmedSketch(HashSketch):
         counters the rest; ``nbytes`` must leave room for at least one main
         counter per table.
         """
-        from .sizing import COUNTER_BYTES, DEFAULT_DEPTH, shape_for_bytes
-
         if domain is not None:
             return super().for_bytes(nbytes, seed, depth, domain=domain, **params)
         if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < COUNTER_BYTES:
@@ -350,7 +301,7 @@ class SkimmedSketch(HashSketch):
     # -- SKIMDENSE ---------------------------------------------------------
     def threshold(self) -> float:
         """``T = skim_factor * n / width`` with ``n = max(|total weight|, sqrt(F2 estimate))``."""
-        n = max(abs(float(self._total)), math.sqrt(f2_bound(self._self_tables())))
+        n = max(abs(float(self._total)), math.sqrt(f2_bound(self.self_join_tables())))
         return self._skim_factor * n / self._width
 
     def _table_estimates(self, counters: np.ndarray, keys: np.ndarray, domain_chunk: bool = False) -> np.ndarray:

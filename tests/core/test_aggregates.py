@@ -54,7 +54,7 @@ def test_sum_of_integer_weights_is_exact_on_integer_counters():
     f, g = [1, 1, 2, 3], [1, 2, 2]
     fs = ss.HashSketch(4096, 3, seed=1).update(f, weights=[10, 20, 5, 7])
     gs = ss.HashSketch(4096, 3, seed=1).update(g)
-    assert fs.counters.dtype == np.int64
+    assert fs.counters.dtype.kind == "i" and fs.counter_width == 4  # exact integer counters (int32 here)
     assert ss.join_sum(fs, gs).value == ss.exact_join_size(f, g, weights_f=[10, 20, 5, 7]) == 40
     both = ss.HashSketch(4096, 3, seed=1, dtype="float64").update(g, weights=[0.5, 2.0, 2.0])
     assert ss.join_sum(fs, both).value == pytest.approx(30 * 0.5 + 5 * 4.0)  # SUM(F.x * G.y)

@@ -258,12 +258,16 @@ def test_exact_when_no_collisions(kind):
 
 def test_nbytes_counts_counters(kind):
     sk = make(kind, width=100, depth=3)
-    assert sk.nbytes >= 100 * 3 * 8
+    assert sk.counter_width == 4 and sk.counters.dtype == np.int32
+    assert sk.nbytes >= 100 * 3 * 4
     # the format stores the counters plus any extension state (unbounded skimmed: the prefix hierarchy,
     # behind a 12-byte extension header); nbytes must cover all of it
     assert 64 + sk.nbytes + 4 <= len(sk.to_bytes()) <= 64 + sk.nbytes + 4 + 12
     if kind != "skimmed_unbounded":
-        assert len(sk.to_bytes()) == 64 + 100 * 3 * 8 + 4
+        assert len(sk.to_bytes()) == 64 + 100 * 3 * 4 + 4
+    wide = make(kind, width=100, depth=3).update([1], weights=2**40)
+    assert wide.counter_width == 8 and wide.nbytes == 2 * sk.nbytes
+    assert len(wide.to_bytes()) == len(sk.to_bytes()) + sk.nbytes
 
 
 def test_shape_from_targets(kind):
@@ -271,8 +275,101 @@ def test_shape_from_targets(kind):
     extra = {"domain": DOMAIN} if kind == "skimmed" else {}
     s = cls.for_bytes(65536, seed=3, **extra)
     if kind == "skimmed_unbounded":  # the hierarchy takes part of the budget: main width is what is left
-        assert s.nbytes <= 65536 < s.nbytes + s.depth * 8 and s.depth == 7 and s.hier_width is not None
+        sized = s.nbytes * 8 // s.counter_width  # sizing still budgets 8-byte counters (skimsketch.sizing)
+        assert sized <= 65536 < sized + s.depth * 8 and s.depth == 7 and s.hier_width is not None
     else:
         assert s.nbytes <= 65536 and (s.width, s.depth) == (1170, 7)
     e = cls.for_error(0.1, 0.05, **extra)
     assert (e.width, e.depth) == (1478, 3)
+
+
+# -- counter widths: int32 by default, widened exactly to int64 -------------------
+I32MAX = 2**31 - 1
+
+
+def test_widening_at_the_32_bit_limit_is_exact_and_reported(kind):
+    sk = make(kind).update([7], weights=I32MAX - 1)
+    assert sk.counter_width == 4 and sk.frequency(7).value == I32MAX - 1
+    sk.update([7])  # exactly at the limit: still int32
+    assert sk.counter_width == 4 and sk.frequency(7).value == I32MAX
+    nb = sk.nbytes
+    sk.update([7])  # one past it: every array widens, nothing wraps
+    assert sk.counter_width == 8 and sk.nbytes == 2 * nb and sk.counters.dtype == np.int64
+    assert sk.frequency(7).value == I32MAX + 1 and sk.total_weight == I32MAX + 1
+    assert_same(sk, make(kind).update([7], weights=I32MAX + 1))
+    assert_same(ss.from_bytes(sk.to_bytes()), sk)
+    sk.update([7], weights=-(I32MAX + 1))  # deletes: back to empty, bytes canonical again
+    assert sk.is_empty and sk.to_bytes() == make(kind).to_bytes()
+
+
+def test_negative_widening_and_merge_of_mixed_widths(kind):
+    a = make(kind).update([1], weights=-I32MAX)  # counters are +-I32MAX: int32
+    assert a.counter_width == 4
+    b = make(kind).update([1], weights=-2)
+    assert a.copy().merge(b).counter_width == 8  # +-(2**31 + 1): beyond int32 whatever the sign
+    w = make(kind).update([9], weights=2**40)
+    m = a.copy().merge(w)
+    assert m.counter_width == 8 and m.total_weight == 2**40 - I32MAX
+    assert_same(m.subtract(w), a)  # values back in int32 range: same bytes as before
+    assert_same(make(kind).merge(w).subtract(w), make(kind))
+
+
+def test_merge_across_partitionings_is_byte_identical_with_widening(kind):
+    k = keys(n=3000, seed=8)
+    w = np.ones(len(k), dtype=np.int64)
+    w[::500] = 2**33  # some partitions need 64-bit counters, others not
+    whole = make(kind).update(k, weights=w)
+    for n_parts in (2, 3, 7):
+        parts = [make(kind).update(kk, weights=ww) for kk, ww in zip(np.array_split(k, n_parts),
+                                                                       np.array_split(w, n_parts))]
+        assert_same(ss.union(*parts), whole)
+        assert_same(ss.union(*parts[::-1]), whole)
+
+
+def test_overflow_at_the_64_bit_limit_raises_and_loses_nothing(kind):
+    sk = make(kind).update([1], weights=2**63 - 2)
+    before = sk.to_bytes()
+    with pytest.raises(ss.CounterOverflowError):
+        sk.update([1, 1], weights=[1, 1])
+    with pytest.raises(ss.CounterOverflowError):
+        sk.merge(make(kind).update([1], weights=2))
+    sk.update([1])  # exactly int64 max
+    assert sk.total_weight == 2**63 - 1
+    assert ss.from_bytes(sk.to_bytes()) == sk
+    assert make(kind).update([1], weights=2**63 - 2).to_bytes() == before
+
+
+def test_float_counters_overflow_raises_before_anything_changes(kind):
+    sk = make(kind, dtype="float64").update([1, 2], weights=[8.5e307, 0.5])
+    big = make(kind, dtype="float64").update([1], weights=8.5e307)
+    big.merge(big.copy())  # 1.7e308: still finite
+    before = sk.to_bytes()
+    for op in (lambda: sk.update([1], weights=1e308), lambda: sk.merge(big),
+               lambda: sk.update([1, 1], weights=[5e307, 5e307])):
+        with pytest.raises(ss.CounterOverflowError):
+            op()
+        assert sk.to_bytes() == before
+
+
+# -- key domain: integers or strings/bytes, recorded, checked, serialised -------------
+def test_key_domain_recorded_checked_and_serialised(kind):
+    if kind == "skimmed":
+        pytest.skip("a skimmed sketch with a declared domain takes integer keys only")
+    ints, strs = make(kind).update([1, 2, None]), make(kind).update(["a", b"b"])
+    assert (ints.key_domain, strs.key_domain, make(kind).update([None]).key_domain) == ("int", "str", None)
+    for op in ("merge", "subtract"):
+        with pytest.raises(ss.IncompatibleSketchError, match="key_domain") as e:
+            getattr(ints.copy(), op)(strs)
+        assert e.value.field == "key_domain"
+    with pytest.raises(ss.IncompatibleSketchError, match="key_domain"):
+        ints.join_size(strs)
+    before = ints.to_bytes()
+    with pytest.raises(ss.KeyTypeError, match="holds integer keys, got string/bytes keys"):
+        ints.update(["a"])
+    assert ints.to_bytes() == before
+    assert ss.from_bytes(strs.to_bytes()).key_domain == "str"
+    assert make(kind).merge(strs).key_domain == "str"  # an empty domain adopts the other's
+    assert make(kind).update([None]).merge(ints).key_domain == "int"
+    back = ints.copy().subtract(make(kind).update([1, 2]))  # no non-null key left: no domain
+    assert back.key_domain is None and back.to_bytes() == make(kind).update([None]).to_bytes()
+    assert back.update(["z"]).key_domain == "str"

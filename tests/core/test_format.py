@@ -7,25 +7,57 @@ import numpy as np
 import pytest
 
 import skimsketch as ss
+from skimsketch import format as fmt
 
 from .sketches import FACTORIES, KINDS, fix_crc, keys
 
 
-@pytest.fixture(params=KINDS)
+WIDTHS = ("int32", "int64", "float64")
+
+
+@pytest.fixture(params=[(k, w) for k in KINDS for w in WIDTHS], ids=lambda p: f"{p[0]}-{p[1]}")
 def blob(request):
-    return FACTORIES[request.param]().update(keys(n=500)).to_bytes()
+    """A sketch of every kind at every counter width (int32, widened int64, float64)."""
+    kind, width = request.param
+    sk = FACTORIES[kind](dtype="float64" if width == "float64" else "int64").update(keys(n=500))
+    if width == "int64":
+        sk.update([3], weights=2**40)
+        assert sk.counter_width == 8
+    return sk.to_bytes()
 
 
 def test_header_layout():
     sk = ss.SkimmedSketch(10, 3, seed=42, domain=1000, skim_factor=2.0).update([1, 2, 2, None])
     b = sk.to_bytes()
     assert b[:4] == b"SKSK"
-    assert struct.unpack_from("<HBBIIQQB", b, 4) == (1, 3, 2, 10, 3, 42, 1000, 1)
+    # version 2, kind 3, flags: has domain; counter type 3 = int32; key domain 1 = integers
+    assert struct.unpack_from("<HBBIIQQBB", b, 4) == (2, 3, 2, 10, 3, 42, 1000, 3, 1)
     assert struct.unpack_from("<dqqI", b, 36) == (2.0, 3, 1, 0)
-    assert len(b) == 64 + 8 * 30 + 4
+    assert len(b) == 64 + 4 * 30 + 4
     assert struct.unpack_from("<I", b, len(b) - 4)[0] == zlib.crc32(b[:-4])
-    counters = np.frombuffer(b, "<i8", 30, 64).reshape(3, 10)
+    counters = np.frombuffer(b, "<i4", 30, 64).reshape(3, 10)
     assert np.array_equal(counters, sk.counters)
+
+
+def test_widened_counters_are_written_as_int64_and_narrowed_when_they_fit_again():
+    sk = ss.HashSketch(10, 3, seed=1).update([1], weights=2**31)
+    assert sk.counter_width == 8
+    b = sk.to_bytes()
+    assert b[32] == 1 and len(b) == 64 + 8 * 30 + 4  # counter type 1 = int64
+    back = ss.from_bytes(b)
+    assert back == sk and back.counter_width == 8 and back.total_weight == 2**31
+    sk.update([1], weights=-(2**31) + 5)  # fits int32 again: memory stays wide, bytes are canonical
+    assert sk.counter_width == 8
+    assert sk.to_bytes() == ss.HashSketch(10, 3, seed=1).update([1], weights=5).to_bytes()
+    assert ss.from_bytes(sk.to_bytes()).counter_width == 4
+
+
+def test_non_canonical_width_rejected():
+    sk = ss.HashSketch(10, 3, seed=1).update([1, 2])
+    head, counters, ext = fmt.decode(sk.to_bytes())
+    head.counter_width = 8
+    with pytest.raises(ss.CorruptSketchError, match="non-canonical counter width"):
+        ss.from_bytes(fmt.encode(head, counters, ext, 8))
 
 
 @pytest.mark.parametrize(
@@ -34,7 +66,8 @@ def test_header_layout():
         (lambda b: b[:10], "truncated"),
         (lambda b: b[:-1], "size mismatch|checksum"),
         (lambda b: b"XXXX" + b[4:], "magic"),
-        (lambda b: fix_crc(b[:4] + struct.pack("<H", 2) + b[6:]), "version"),
+        (lambda b: fix_crc(b[:4] + struct.pack("<H", 3) + b[6:]), "version"),
+        (lambda b: fix_crc(b[:33] + bytes([9]) + b[34:]), "key domain"),
         (lambda b: fix_crc(b[:6] + bytes([9]) + b[7:]), "kind"),
         (lambda b: fix_crc(b[:32] + bytes([7]) + b[33:]), "counter type"),
         (lambda b: fix_crc(b[:8] + struct.pack("<I", 0) + b[12:]), "shape"),
@@ -96,3 +129,32 @@ def test_fuzz_truncations_bitflips_and_random_bytes(blob):
     for b in bad:
         with pytest.raises(ss.CorruptSketchError):
             ss.from_bytes(b)
+
+
+def test_every_kind_is_registered_by_its_class():
+    from skimsketch.kinds import registered_kinds
+
+    assert registered_kinds() == {1: ss.AGMSSketch, 2: ss.HashSketch, 3: ss.SkimmedSketch}
+
+
+def test_a_new_kind_registers_itself_and_loads(monkeypatch):
+    """Adding a kind = defining a class with a KIND: from_bytes finds it, nothing else changes."""
+    from skimsketch import kinds
+
+    monkeypatch.setattr(kinds, "_KINDS", dict(kinds._KINDS))
+
+    class TwiceHash(ss.HashSketch):
+        KIND = 200
+        METHOD = "twice"
+
+    sk = TwiceHash(8, 2, seed=3).update([1, 2, 2])
+    back = ss.from_bytes(sk.to_bytes())
+    assert type(back) is TwiceHash and back == sk
+    with pytest.raises(ValueError, match="already registered"):
+        type("Clash", (ss.HashSketch,), {"KIND": 200, "METHOD": "x"})
+
+
+def test_unknown_kind_names_the_known_ones():
+    b = ss.HashSketch(8, 2).to_bytes()
+    with pytest.raises(ss.CorruptSketchError, match=r"unknown sketch kind 77 \(known: \[1, 2, 3\]\)"):
+        ss.from_bytes(fix_crc(b[:6] + bytes([77]) + b[7:]))

@@ -44,8 +44,11 @@ def test_null_markers():
 
 
 def test_mixed_object_keys():
-    b = canonicalize(["a", 3, b"a", None])
-    assert b.keys.tolist() == [ss.fingerprint64(b"a"), 3, ss.fingerprint64(b"a")]
+    b = canonicalize(["a", b"a", None])  # str and bytes are one key domain
+    assert b.keys.tolist() == [ss.fingerprint64(b"a"), ss.fingerprint64(b"a")] and b.key_domain == "str"
+    assert canonicalize([3, None, 4.0]).key_domain == "int" and canonicalize([None]).key_domain is None
+    with pytest.raises(ss.KeyTypeError, match="mix integers and strings"):
+        canonicalize(["a", 3, b"a", None])
 
 
 def test_empty_inputs():

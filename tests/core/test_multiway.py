@@ -173,3 +173,21 @@ def test_bad_pair_updates_rejected_and_sketch_unchanged():
     with pytest.raises(ss.CounterOverflowError):
         big.merge(big.copy())
     assert big.total_weight == 2**62
+
+
+def test_pair_sketch_pickle_copy_and_overflow():
+    import copy
+    import pickle
+
+    s = ss.PairSketch(8, 4, 3, 1, 2).update([1, 2, None], ["x", "y", "z"], weights=[3, -1, 4])
+    for back in (pickle.loads(pickle.dumps(s)), copy.deepcopy(s), copy.copy(s)):
+        assert back == s and back.null_weight == 4 and back.total_weight == 2
+        back.update([5], ["q"])
+        assert back != s  # independent state
+    big = ss.PairSketch(8, 4, 3, 1, 2).update([1], ["x"], weights=2**62)
+    before = pickle.dumps(big)
+    with pytest.raises(ss.CounterOverflowError):
+        big.merge(big.copy())
+    with pytest.raises(ss.CounterOverflowError):
+        big.update([1], ["x"], weights=2**62)
+    assert pickle.dumps(big) == before

@@ -1,0 +1,61 @@
+"""Numeric kernels shared by several sketches: cell accumulation and exact int64 sums.
+
+Every sketch's update is "add each key's weight, times a sign, to one cell per
+table"; :func:`accumulate_cells` does that for any cell layout. Integer state
+is exact: :func:`checked_add` raises :class:`CounterOverflowError` instead of
+wrapping (:class:`skimsketch.state.LinearState` applies it all or nothing).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import CounterOverflowError
+
+__all__ = ["FLOAT_EXACT", "I64", "accumulate_cells", "as_counter_delta", "checked_add"]
+
+I64 = np.iinfo(np.int64)
+_CHUNK = 1 << 15  # keys hashed per step: keeps temporaries in cache
+# bincount accumulates in float64: exact while every partial sum stays below 2**53
+FLOAT_EXACT = float(2**52)
+
+
+def checked_add(a: np.ndarray, b: np.ndarray, what: str) -> np.ndarray:
+    """``a + b`` for int64 arrays, raising instead of wrapping."""
+    with np.errstate(over="ignore"):
+        out = a + b
+    if ((a ^ out) & (b ^ out) < 0).any():
+        raise CounterOverflowError(f"{what} would overflow the int64 counters; the sketch is unchanged")
+    return out
+
+
+def accumulate_cells(n: int, cells_of, weights, n_cells: int, per_key: int, key_major: bool,
+                     float_counters: bool) -> np.ndarray:
+    """Sum of the weights (1 each when ``weights`` is None) landing in each of ``n_cells`` cells.
+
+    ``cells_of(start, stop)`` gives the ``per_key`` cell ids of keys ``start..stop``,
+    shaped (keys, per_key) when ``key_major`` else (per_key, keys). Counts are
+    int64; weights accumulate in float64 while that is exact (total |weight| <
+    2**52) and by an exact int64 scatter-add beyond.
+    """
+    exact_float = weights is None or float_counters or float(np.abs(weights).sum(dtype=np.float64)) < FLOAT_EXACT
+    acc = np.zeros(n_cells, dtype=np.int64 if (weights is None or not exact_float) else np.float64)
+    spread = np.repeat if key_major else np.tile
+    for s in range(0, n, _CHUNK):
+        cells = cells_of(s, min(s + _CHUNK, n)).ravel()
+        if weights is None:
+            acc += np.bincount(cells, minlength=n_cells)
+            continue
+        w = spread(weights[s : s + _CHUNK], per_key)
+        if exact_float:
+            acc += np.bincount(cells, weights=w, minlength=n_cells)
+        else:  # huge integer weights
+            np.add.at(acc, cells, w)
+    return acc
+
+
+def as_counter_delta(delta: np.ndarray, float_counters: bool) -> np.ndarray:
+    """A float delta rounded to int64 for integer counters (it holds whole numbers)."""
+    if not float_counters and delta.dtype != np.int64:
+        return np.rint(delta).astype(np.int64)
+    return delta
