@@ -22,7 +22,9 @@ from .bounds import chebyshev_k
 __all__ = ["shape_for_error", "shape_for_bytes", "DEFAULT_DEPTH", "COUNTER_BYTES"]
 
 DEFAULT_DEPTH = 7
-COUNTER_BYTES = 8
+# Budgets are counted in 4-byte counters: integer counters are 32-bit by default (widened exactly
+# when a value outgrows them), as the published sketches compared with in docs/defaults.md.
+COUNTER_BYTES = 4
 
 
 def shape_for_error(eps: float, delta: float = 0.05) -> tuple[int, int]:

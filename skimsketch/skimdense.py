@@ -63,7 +63,7 @@ REFINE_SWEEPS = 2  # least-squares refinement steps of the dense values after th
 MAX_SCAN_DOMAIN = 1 << 22  # largest domain a query scans (docs/defaults.md: cost)
 
 
-@dataclass(frozen=True)
+@dataclass
 class Candidates:
     """Keys to test, with their buckets (depth, n) and signs (depth, n) in the main tables."""
 
@@ -71,9 +71,27 @@ class Candidates:
     buckets: np.ndarray
     signs: np.ndarray
     stats: dict | None = field(default=None, compare=False)  # prefix-search statistics, if any
+    _csr: tuple | None = field(default=None, compare=False, repr=False)
 
     def __len__(self) -> int:
         return len(self.keys)
+
+    def in_buckets(self, p: int, mask: np.ndarray) -> np.ndarray:
+        """Positions of the candidates whose table-``p`` bucket is set in ``mask`` (width,)."""
+        if self._csr is None:
+            w = len(mask)
+            order = np.argsort(self.buckets, axis=1, kind="stable")
+            starts = np.stack([np.searchsorted(self.buckets[q][order[q]], np.arange(w + 1)) for q in range(len(order))])
+            self._csr = (order, starts)
+        order, starts = self._csr
+        b = np.flatnonzero(mask)
+        lo, hi = starts[p][b], starts[p][b + 1]
+        lens = hi - lo
+        total = int(lens.sum())
+        if not total:
+            return np.zeros(0, dtype=np.intp)
+        shift = np.repeat(lo - (np.cumsum(lens) - lens), lens)
+        return order[p][shift + np.arange(total)]
 
 
 @dataclass
@@ -94,6 +112,7 @@ def _domain_hashes(seed: int, width: int, depth: int, domain: int) -> Candidates
     keys = np.arange(domain, dtype=np.int64)
     buckets, signs = family(seed).buckets_signs(keys, width, depth)
     out = Candidates(keys, buckets.astype(np.intp), signs.astype(np.float64))
+    out.in_buckets(0, np.zeros(width, dtype=bool))  # build the bucket index once, with the cached hashes
     for a in (out.keys, out.buckets, out.signs):
         a.flags.writeable = False
     return out
@@ -202,18 +221,25 @@ def skimdense(counters: np.ndarray, cand: Candidates, floor, budget: float = BUD
         t = min(x for x, _ in rules)
         if not math.isfinite(t) or not n:
             break
-        e = _estimates(residual, cand.buckets, cand.signs)
-        passing = ~dense & _passing(e, rules)
-        idx = np.flatnonzero(passing)
+        # a key can pass only if at least d//2 + 1 of its buckets hold |counter| >= t: find those
+        # with one byte-sized gather per table, and estimate only them
+        hot = np.abs(residual) >= t
+        pos = np.concatenate([cand.in_buckets(p, hot[p]) for p in range(d)])
+        pos, count = np.unique(pos, return_counts=True)
+        pre = pos[count > d // 2]
+        pre = pre[~dense[pre]]
+        e = _estimates(residual, cand.buckets[:, pre], cand.signs[:, pre])
+        keep = _passing(e, rules)
+        idx, e = pre[keep], e[:, keep]
         if not len(idx):
             break
         rounds += 1
         last_t = t
-        mean = np.median(e[:, idx], axis=0)  # robust to a table spoilt by a collision
+        mean = np.median(e, axis=0)  # robust to a table spoilt by a collision
         # rank by |mean estimate| (a true key is consistent over its tables, an impostor is not),
         # ties by key position; a key is accepted when it ranks first in each of its buckets
         rank = np.empty(len(idx), dtype=np.int64)
-        rank[np.lexsort((idx, -np.abs(e[:, idx].mean(axis=0))))] = np.arange(len(idx))
+        rank[np.lexsort((idx, -np.abs(e.mean(axis=0))))] = np.arange(len(idx))
         ok = np.ones(len(idx), dtype=bool)
         for p in range(d):
             first = np.full(w, len(idx), dtype=np.int64)

@@ -51,7 +51,7 @@ import numpy as np
 
 from . import format as fmt
 from .base import _I64, _checked_add, f2_bound
-from .bounds import chebyshev_k
+from .bounds import BOUNDS, chebyshev_k, normal_median_k
 from .errors import CorruptSketchError, CounterOverflowError, KeyDomainError
 from .estimate import Estimate
 from .hash_sketch import HashSketch, row_dots
@@ -417,29 +417,42 @@ class SkimmedSketch(HashSketch):
         return dict(zip(res.keys[keep].tolist(), res.values[keep].tolist()))
 
     # -- ESTSKIMJOINSIZE ----------------------------------------------------
-    def join_size(self, other, confidence: float = 0.95) -> Estimate:
-        """Estimated ``f·g`` by ESTSKIMJOINSIZE (see the module docstring)."""
+    def join_size(self, other, confidence: float = 0.95, bound: str = "normal") -> Estimate:
+        """Estimated ``f·g`` by ESTSKIMJOINSIZE (see the module docstring).
+
+        ``bound="normal"`` (default): ``median ± k sigma`` with ``k`` from
+        :func:`~skimsketch.bounds.normal_median_k` -- the median of normal
+        table errors; ``bound="chebyshev"``: the distribution-free
+        Chebyshev-median interval (:func:`~skimsketch.bounds.chebyshev_k`),
+        wider but valid whatever the error distribution."""
         conf = self._check_join(other, confidence)
+        if bound not in BOUNDS:
+            raise ValueError(f"bound must be one of {BOUNDS}, got {bound!r}")
         a, b = self.skim(), other.skim()
         common, ia, ib = np.intersect1d(a.keys, b.keys, assume_unique=True, return_indices=True)
         dense_dense = float(np.dot(a.values[ia], b.values[ib]))
-        terms = (
+        terms = np.stack([
             row_dots(a.dense_sketch, b.residual),
             row_dots(a.residual, b.dense_sketch),
             row_dots(a.residual, b.residual),
-        )
-        meds = [float(np.median(t)) for t in terms]
-        value = dense_dense + sum(meds)
+        ])
+        tables = dense_dense + terms.sum(axis=0)
+        value = float(np.median(tables))
         f2_dense_a, f2_dense_b = float(np.dot(a.values, a.values)), float(np.dot(b.values, b.values))
-        f2_res_a, f2_res_b = f2_bound(row_dots(a.residual, a.residual)), f2_bound(row_dots(b.residual, b.residual))
+        f2_res_a = float(np.mean(row_dots(a.residual, a.residual)))
+        f2_res_b = float(np.mean(row_dots(b.residual, b.residual)))
+        means = terms.mean(axis=1)
         pairs = ((f2_dense_a, f2_res_b), (f2_res_a, f2_dense_b), (f2_res_a, f2_res_b))
-        sigma = sum(math.sqrt((x * y + m * m) / self._width) for (x, y), m in zip(pairs, meds))
-        half = chebyshev_k(self._depth, 1.0 - (1.0 - conf) / 3.0) * sigma
+        # standard deviation of one table's estimate: each sketched term has variance at most
+        # (F2(x) F2(y) + (x·y)^2) / width; the terms are correlated, so their deviations add
+        sd = sum(math.sqrt((x * y + m * m) / self._width) for (x, y), m in zip(pairs, means))
+        k = normal_median_k(self._depth, conf) if bound == "normal" else chebyshev_k(self._depth, conf)
+        half = k * sd
         return Estimate(
             value, value - half, value + half, conf, self.METHOD,
             {
                 "dense_dense": dense_dense, "dense_f": len(a.keys), "dense_g": len(b.keys),
-                "common_dense": len(common), "terms": meds, "threshold_f": a.threshold,
-                "threshold_g": b.threshold,
+                "common_dense": len(common), "terms": [float(x) for x in np.median(terms, axis=1)],
+                "threshold_f": a.threshold, "threshold_g": b.threshold, "bound": bound, "tables": tables,
             },
         )
