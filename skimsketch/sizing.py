@@ -7,10 +7,12 @@
 the ``(width, depth)`` with the fewest counters that keeps this at most ``delta``
 (at least 3 tables, so that no single table decides the answer).
 
-``shape_for_bytes``: ``DEFAULT_DEPTH`` tables sharing the counter budget. The
-default depth was chosen by measurement over several workloads (see
-docs/defaults.md and ``benchmarks/skim_factor.py``): few wide tables beat the
-paper's grid of depth 11-59 at equal memory.
+``shape_for_bytes``: ``DEFAULT_DEPTH`` tables sharing the counter budget, counted
+in ``COUNTER_BYTES``-byte counters. The default depth was chosen by measurement
+at equal bytes over several workloads (see docs/defaults.md and
+``benchmarks/accuracy_per_byte.py``): 5 tables were the most robust for the
+skimmed sketch at 4-64 KB (depth 3 fails at 4 KB, where too few keys can be
+told from collisions; 7 narrows the tables for no gain).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from .bounds import chebyshev_k
 
 __all__ = ["shape_for_error", "shape_for_bytes", "DEFAULT_DEPTH", "COUNTER_BYTES"]
 
-DEFAULT_DEPTH = 7
+DEFAULT_DEPTH = 5
 # Budgets are counted in 4-byte counters: integer counters are 32-bit by default (widened exactly
 # when a value outgrows them), as the published sketches compared with in docs/defaults.md.
 COUNTER_BYTES = 4
@@ -52,7 +54,7 @@ def shape_for_bytes(nbytes: int, depth: int | None = None) -> tuple[int, int]:
     """(width, depth) whose counters fit in ``nbytes`` bytes.
 
     >>> shape_for_bytes(65536)
-    (1170, 7)
+    (3276, 5)
     """
     if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < COUNTER_BYTES:
         raise ValueError(f"nbytes must be an int >= {COUNTER_BYTES}, got {nbytes!r}")

@@ -352,7 +352,12 @@ class SkimmedSketch(HashSketch):
         """Smallest threshold the sketch resolves: peeling's, and for unbounded keys the prefix search's."""
         r = res.resolution
         if cand.stats is not None:
-            r = max([r, *cand.stats["thresholds"], *cand.stats["cut"]])
+            # the search may also miss a key whose prefix collided at a narrow level; such a key
+            # would leave |residual| >= its weight (less noise) in every table, so no key heavier
+            # than the smallest per-table maximum (plus three noise deviations) can be missing
+            noise = math.sqrt(float(np.mean(row_dots(res.residual, res.residual))) / self._width)
+            missed = float(np.abs(res.residual).max(axis=1).min()) + 3.0 * noise
+            r = max([r, missed, *cand.stats["thresholds"], *cand.stats["cut"]])
         return r
 
     def _search_floor(self) -> float:
