@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import skimsketch as ss
+from skimsketch.sizing import COUNTER_BYTES, DEFAULT_DEPTH, shape_for_bytes
 
 from .sketches import DOMAIN, FACTORIES, KINDS, keys
 
@@ -270,9 +271,11 @@ def test_shape_from_targets(kind):
     cls = type(make(kind))
     extra = {"domain": DOMAIN} if kind == "skimmed" else {}
     s = cls.for_bytes(65536, seed=3, **extra)
+    counted = s.nbytes // s.counters.itemsize * COUNTER_BYTES  # budgets count COUNTER_BYTES per counter
     if kind == "skimmed_unbounded":  # the hierarchy takes part of the budget: main width is what is left
-        assert s.nbytes <= 65536 < s.nbytes + s.depth * 8 and s.depth == 7 and s.hier_width is not None
+        assert counted <= 65536 < counted + s.depth * COUNTER_BYTES and s.depth == DEFAULT_DEPTH
+        assert s.hier_width is not None
     else:
-        assert s.nbytes <= 65536 and (s.width, s.depth) == (1170, 7)
+        assert counted <= 65536 and (s.width, s.depth) == shape_for_bytes(65536) == (65536 // 4 // 5, 5)
     e = cls.for_error(0.1, 0.05, **extra)
     assert (e.width, e.depth) == (1478, 3)
