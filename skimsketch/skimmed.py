@@ -1,47 +1,31 @@
 """The skimmed sketch (Ganguly, Garofalakis, Rastogi, EDBT 2004).
 
 Maintained exactly like a :class:`~skimsketch.HashSketch` (same update, same
-memory). At query time, SKIMDENSE estimates every key's frequency, records
-the *dense* ones (``|f̂(v)| >= T``) and subtracts them from the counters; the
-residual sketch ``H'`` then only holds small frequencies, so its self-join
-size — and with it the error — is small. ESTSKIMJOINSIZE returns::
+memory). At query time SKIMDENSE (:mod:`skimsketch.skimdense`) finds the
+*dense* keys and subtracts their estimated frequencies ``f̂_d`` from the
+counters; the residual sketch ``H'`` is exactly the sketch of ``f - f̂_d``,
+whose self-join size -- and with it the error -- is small. ESTSKIMJOINSIZE
+takes the median over tables ``p`` of::
 
-    f̂_d·ĝ_d                                   (exact: no sketch error)
-  + median_p sum_q D_f[p][q] * H'_g[p][q]       (dense f  x residual g)
-  + median_p sum_q H'_f[p][q] * D_g[p][q]       (residual f x dense g)
-  + median_p sum_q H'_f[p][q] * H'_g[p][q]      (residual x residual)
+    f̂_d·ĝ_d                                   (no sketch error)
+  + sum_q D_f[p][q] * H'_g[p][q]               (dense f  x residual g)
+  + sum_q H'_f[p][q] * D_g[p][q]               (residual f x dense g)
+  + sum_q H'_f[p][q] * H'_g[p][q]              (residual x residual)
 
-where ``D = H - H'`` is the hash sketch of the dense frequencies. Since
-``H'`` is exactly the sketch of ``f - f̂_d``, the three sketched terms are
-unbiased; each has variance at most ``(F2(a) F2(b) + (a·b)^2) / width`` for its
-two vectors, and the interval is a union bound over the three
-Chebyshev-median intervals (:mod:`skimsketch.bounds`).
+where ``D = H - H'`` is the hash sketch of the dense frequencies. Each
+sketched term of a table has variance at most ``(F2(a) F2(b) + (a·b)^2) /
+width`` for its two vectors; the interval is ``median ± k * sigma`` with
+``sigma`` the sum of the three terms' deviations and ``k`` from the median of
+``depth`` normal errors (``bound="normal"``) or Chebyshev
+(``bound="chebyshev"``, distribution-free), :mod:`skimsketch.bounds`.
 
-Threshold: ``T = skim_factor * n / width`` with ``n = max(|total weight|,
-sqrt(F2 estimate))`` — the stream's L1 norm when frequencies are non-negative,
-and still a lower bound on it under deletes. The default factor is justified
-by ``benchmarks/skim_factor.py`` (see docs/defaults.md).
-
-False-dense guard: a key absent from the stream that collides with heavy
-keys in most tables gets a heavy estimate; skimming it corrupts ``H'`` (and
-steals the heavy keys' mass). With a domain much larger than the stream there
-can be many such impostors, and no rule on one key's estimates tells them from
-the true keys. So: (1) a key is dense only when at least ``r`` of its table
-estimates clear ``T`` with one sign, ``r`` chosen per query so that the
-expected number of domain keys passing by chance stays below
-``IMPOSTOR_BUDGET`` (:meth:`SkimmedSketch.agreement`; at least two thirds of
-the tables); (2) candidates sharing no bucket with another candidate are
-skimmed at once; the others one at a time, fewest shared buckets first, each
-re-estimated on the residual left by the ones before — and only when the
-expected number of impostors is within budget. If it is not (too few tables
-for the domain), only the unshared candidates are skimmed and the estimate
-degrades gracefully towards the plain hash sketch's.
-
-Unbounded keys (no ``domain``): the sketch also keeps a prefix hierarchy
-(:mod:`skimsketch.hierarchy`) whose top-down search replaces the domain scan
-as the source of candidates; the guard and the greedy skimming above are
-unchanged, with the number of candidates tested in place of the domain size.
-See docs/unbounded.md.
+Candidates: with ``domain=m`` every key of ``[0, m)`` (``m <= 2**22``, the
+bounded cost of a scan); without a domain the sketch also keeps a prefix
+hierarchy (:mod:`skimsketch.hierarchy`) whose top-down search supplies the
+candidates. Thresholds adapt per round to what the residual can tell from
+chance (docs/defaults.md), and :meth:`SkimmedSketch.heavy_hitters` refuses
+thresholds below the sketch's resolution instead of answering partially.
+See docs/unbounded.md for unbounded keys.
 """
 
 from __future__ import annotations
