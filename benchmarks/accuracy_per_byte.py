@@ -140,7 +140,12 @@ def main(argv=None):
     a = ap.parse_args(argv)
     if a.quick:
         a.n, a.seeds = 400_000, 2
-    peers = json.load(open(a.peers))["are"] if os.path.exists(a.peers) else {}
+    peers = {}
+    if os.path.exists(a.peers):
+        with open(a.peers) as fh:
+            peers = json.load(fh)["are"]
+    else:
+        print(f"peers file {a.peers} not found (--peers): no peer columns", file=sys.stderr)
     if a.n != 4_000_000:
         peers = {}  # the peers' figures are for 4M elements per stream
     rows = run(a.n, a.seeds, a.sizes, a.depth, a.paper_only)
