@@ -29,8 +29,8 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import skimsketch as ss  # noqa: E402
-from data.zipf import shifted_pair_frequencies, zipf_frequencies  # noqa: E402
+import skimsketch as ss
+from data.zipf import shifted_pair_frequencies, zipf_frequencies
 
 PAPER = [(1.0, 100), (1.0, 200), (1.0, 300), (1.5, 30), (1.5, 50)]
 SIZES = (4096, 16384, 65536)

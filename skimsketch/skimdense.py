@@ -54,8 +54,18 @@ import numpy as np
 
 from .hashing import family
 
-__all__ = ["Candidates", "DenseResult", "domain_candidates", "prefix_candidates", "round_threshold",
-           "skimdense", "pass_rules", "BUDGET", "MAX_ROUNDS", "MAX_SCAN_DOMAIN"]
+__all__ = [
+    "BUDGET",
+    "MAX_ROUNDS",
+    "MAX_SCAN_DOMAIN",
+    "Candidates",
+    "DenseResult",
+    "domain_candidates",
+    "pass_rules",
+    "prefix_candidates",
+    "round_threshold",
+    "skimdense",
+]
 
 BUDGET = 0.25  # expected absent keys passing one round by chance
 MAX_ROUNDS = 64

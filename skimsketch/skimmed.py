@@ -31,6 +31,7 @@ See docs/unbounded.md for unbounded keys.
 from __future__ import annotations
 
 import math
+
 import numpy as np
 
 from . import format as fmt
@@ -40,10 +41,17 @@ from .errors import CorruptSketchError, CounterOverflowError, KeyDomainError
 from .estimate import Estimate
 from .hash_sketch import HashSketch, row_dots
 from .hierarchy import LEVELS, MAX_HIER_DEPTH, MAX_LG, MIN_HIER_DEPTH, MIN_LG, hierarchy
-from .skimdense import (BUDGET, MAX_SCAN_DOMAIN, Candidates, DenseResult, domain_candidates, prefix_candidates,
-                        skimdense)
+from .skimdense import (
+    BUDGET,
+    MAX_SCAN_DOMAIN,
+    Candidates,
+    DenseResult,
+    domain_candidates,
+    prefix_candidates,
+    skimdense,
+)
 
-__all__ = ["SkimmedSketch", "SkimResult", "DEFAULT_SKIM_FACTOR", "default_hier_width", "DEFAULT_HIER_DEPTH"]
+__all__ = ["DEFAULT_HIER_DEPTH", "DEFAULT_SKIM_FACTOR", "SkimResult", "SkimmedSketch", "default_hier_width"]
 
 DEFAULT_SKIM_FACTOR = 1.0
 # unbounded keys: prefix hierarchy shape (see skimsketch.hierarchy and docs/unbounded.md)

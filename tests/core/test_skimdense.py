@@ -129,6 +129,6 @@ def test_round_threshold_controls_chance_passes():
     counters = rng.normal(0, 100, (3, 512))
     rules = sd.pass_rules(counters, 1 << 18, budget=0.25)
     assert [r for _, r in rules] == [2, 3]
-    t3 = dict((r, t) for t, r in rules)[3]
+    t3 = {r: t for t, r in rules}[3]
     share = (np.abs(counters) >= t3).mean(axis=1) / 2
     assert (1 << 18) * 2 * np.prod(share) <= 0.25 / 2
