@@ -15,8 +15,9 @@ How each method is built, per repetition (sketch seed ``SKETCH_SEED + rep``):
 * ``hash`` / ``skimmed`` — a :class:`~skimsketch.HashSketch` /
   :class:`~skimsketch.SkimmedSketch` (``domain=m``) per shape ``(width=s1,
   depth=s2)`` and stream.
-* ``skimmed_default`` — ``SkimmedSketch.for_bytes(8 * counters, domain=m)``: the
-  library's default shape for the level's memory (one shape per level).
+* ``skimmed_default`` — ``SkimmedSketch.for_bytes(COUNTER_BYTES * counters, domain=m)``:
+  the library's default shape for the bytes the level's grid shapes keep (one
+  shape per level).
 * ``countmin`` — ``datasketches.count_min_sketch(num_hashes=s2,
   num_buckets=s1)``; see :mod:`experiments.countmin`.
 
@@ -34,6 +35,9 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 
 import numpy as np
+
+import skimsketch as ss
+from skimsketch.sizing import COUNTER_BYTES, DEFAULT_DEPTH
 
 from . import countmin
 from .metrics import memory_levels, paper_error
@@ -70,26 +74,9 @@ def agms_subsketch(big, width: int, depth: int):
     AGMS counters do not depend on the shape (see ``skimsketch.agms``), so this is
     the sub-grid ``[:depth, :width]`` of ``big``'s counters.
     """
-    import skimsketch as ss
-
     if width > big.width or depth > big.depth:
         raise ValueError(f"{width}x{depth} is not a sub-grid of {big.width}x{big.depth}")
-    sub = getattr(big, "subsketch", None)
-    if sub is not None:
-        return sub(width, depth)
-    small = ss.AGMSSketch(width, depth, big.seed, dtype=big.dtype)
-    grid = np.ascontiguousarray(big.counters[:depth, :width])
-    # Sketch._apply is the core's atomic add (used by merge); no public setter exists yet.
-    small._apply(grid, big.total_weight, big.null_weight, "sub-grid")
-    return small
-
-
-def _default_depth() -> int:
-    try:
-        from skimsketch.sizing import DEFAULT_DEPTH
-    except ImportError:  # pragma: no cover - older cores
-        return 5
-    return int(DEFAULT_DEPTH)
+    return big.subsketch(width, depth)
 
 
 def _distinct(freq: np.ndarray) -> int:
@@ -114,7 +101,7 @@ def plan(config: Config) -> list[Task]:
             elif method == "skimmed":
                 cost = sum(_COST_HASH * distinct * d + _COST_SKIM * streams * d0.domain * d for _, d in shapes)
             elif method == "skimmed_default":
-                dd = _default_depth()
+                dd = DEFAULT_DEPTH
                 cost = len(levels) * (_COST_HASH * distinct * dd + _COST_SKIM * streams * d0.domain * dd)
             elif method == "countmin":
                 cost = sum(distinct * (_COST_CM[0] + _COST_CM[1] * d) for _, d in shapes)
@@ -139,8 +126,6 @@ def _sample(data: FigureData, wl, rep, method, li, lv, shape, counters, nbytes, 
 
 def run_task(config: Config, figure: str, rep: int, method: str) -> list[dict]:
     """Run one method on one repetition of one figure; returns one sample per estimate."""
-    import skimsketch as ss
-
     data = figure_data(figure, config, rep)
     seed = SKETCH_SEED + rep
     m = data.domain
@@ -190,7 +175,7 @@ def run_task(config: Config, figure: str, rep: int, method: str) -> list[dict]:
 
     if method == "skimmed_default":
         for li, lv in enumerate(levels):
-            budget = 8 * int(round(lv.counters))
+            budget = COUNTER_BYTES * int(round(lv.counters))
             t = clock()
             sf = ss.SkimmedSketch.for_bytes(budget, seed=seed, domain=m).update(kf, wf)
             sf.skim()

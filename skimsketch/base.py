@@ -32,7 +32,7 @@ from .kernels import I64
 from .keys import CanonicalBatch, canonical_key, canonicalize, scalar_weight
 from .kinds import register_kind
 from .serde import from_bytes as _any_from_bytes
-from .sizing import shape_for_bytes, shape_for_error
+from .sizing import counter_bytes, framed_budget, shape_for_bytes, shape_for_error
 from .state import LinearState
 
 __all__ = ["DTYPES", "Sketch", "check_int", "f2_bound"]
@@ -418,8 +418,11 @@ class Sketch:
 
     @classmethod
     def for_bytes(cls, nbytes: int, seed: int = 0, depth: int | None = None, **params):
-        """The default-shaped sketch whose counters fit in ``nbytes`` bytes."""
-        width, d = shape_for_bytes(nbytes, depth)
+        """The default-shaped sketch whose state (:attr:`nbytes`) and serialised form
+        (``len(to_bytes())``) both fit in ``nbytes`` bytes: 4 per integer counter, 8 per
+        float counter (:func:`skimsketch.sizing.counter_bytes`), after the format's frame.
+        The only growth is the exact widening of counters past 32 bits (:attr:`counter_width`)."""
+        width, d = shape_for_bytes(framed_budget(nbytes, fmt.FRAME_BYTES), depth, counter_bytes(params.get("dtype")))
         return cls(width, d, seed, **params)
 
     @classmethod

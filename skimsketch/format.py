@@ -90,6 +90,7 @@ _HEAD = struct.Struct("<4sHBBIIQQB3sd")  # up to the kind parameter: 44 bytes
 _TAIL = struct.Struct("<8s8sI")  # weights and extension length: 20 bytes
 HEADER_SIZE = _HEAD.size + _TAIL.size  # 64
 _CRC = struct.Struct("<I")
+FRAME_BYTES = HEADER_SIZE + _CRC.size  # serialised bytes beyond the counters and the extension
 
 
 @dataclass
@@ -188,6 +189,7 @@ def decode(blob) -> tuple[Header, np.ndarray, bytes]:
 HIER_MAGIC = b"HIER"
 HIER_VERSION = 1
 _HIER_HEAD = struct.Struct("<4sBBBBBB2s")  # 12 bytes
+HIER_HEADER_BYTES = _HIER_HEAD.size
 
 
 def encode_hierarchy(lg: int, depth: int, counters: np.ndarray, float_counters: bool, counter_width: int = 8) -> bytes:

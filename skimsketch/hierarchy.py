@@ -348,10 +348,12 @@ class PrefixHierarchy:
         """Candidate keys whose prefixes pass at every level -> (int64 keys, stats dict).
 
         ``counters``: (LEVELS, depth, width) float64. ``stats``: prefixes tested
-        and passing per level, whether the expansion cap cut, keys returned."""
+        and passing per level, each level's lowest pass threshold, whether the expansion cap cut
+        and the estimate of the heaviest prefix it dropped (``cut``), keys returned. Every key
+        whose prefixes all clear ``max(thresholds + cut)`` is returned (up to sketch noise)."""
         prefixes = np.arange(1 << TOP_BITS, dtype=np.uint64)
         words = self._top_words()
-        tested, passed, thresholds, capped = [], [], [], False
+        tested, passed, thresholds, cut, capped = [], [], [], [], False
         for lvl in range(LEVELS):
             keep, mag, tl = self._level_select(counters[lvl], words, t)
             thresholds.append(tl)
@@ -360,7 +362,9 @@ class PrefixHierarchy:
             cap = max_expand if lvl + 1 < LEVELS else max(1, max_expand // MAX_BOTTOM_DIVISOR)
             if len(keep) > cap:
                 capped = True
-                keep = np.sort(keep[np.argsort(-mag, kind="stable")[:cap]])
+                order = np.argsort(-mag, kind="stable")
+                cut.append(float(mag[order[cap]]))  # the heaviest prefix dropped: lighter keys may be missed
+                keep = np.sort(keep[order[:cap]])
             prefixes, words = prefixes[keep], words[keep]
             step = FANOUT_BITS if lvl + 1 < LEVELS else BOTTOM_BITS
             children = np.arange(1 << step, dtype=np.uint64)
@@ -369,7 +373,7 @@ class PrefixHierarchy:
                 words = (words[:, None, :] ^ self.tables[lvl + 1][None, :, :]).reshape(-1, self.depth)
         keys = self.keys(prefixes)
         return keys, {"tested": tested, "passed": passed, "thresholds": thresholds, "capped": capped,
-                      "candidates": len(keys)}
+                      "cut": cut, "candidates": len(keys)}
 
 
 @lru_cache(maxsize=64)

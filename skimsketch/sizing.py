@@ -7,22 +7,29 @@
 the ``(width, depth)`` with the fewest counters that keeps this at most ``delta``
 (at least 3 tables, so that no single table decides the answer).
 
-``shape_for_bytes``: ``DEFAULT_DEPTH`` tables sharing the counter budget. The
-default depth was chosen by measurement over several workloads (see
-docs/defaults.md and ``benchmarks/skim_factor.py``): few wide tables beat the
-paper's grid of depth 11-59 at equal memory.
+``shape_for_bytes``: ``DEFAULT_DEPTH`` tables sharing the counter budget, counted
+in ``COUNTER_BYTES``-byte counters. The default depth was chosen by measurement
+at equal bytes over several workloads (see docs/defaults.md and
+``benchmarks/accuracy_per_byte.py``): 5 tables were the most robust for the
+skimmed sketch at 4-64 KB (depth 3 fails at 4 KB, where too few keys can be
+told from collisions; 7 narrows the tables for no gain).
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .bounds import chebyshev_k
+from .state import INT_COUNTER_BYTES
 
-__all__ = ["shape_for_error", "shape_for_bytes", "DEFAULT_DEPTH", "COUNTER_BYTES"]
+__all__ = ["COUNTER_BYTES", "DEFAULT_DEPTH", "counter_bytes", "framed_budget", "shape_for_bytes", "shape_for_error"]
 
-DEFAULT_DEPTH = 7
-COUNTER_BYTES = 8
+DEFAULT_DEPTH = 5
+# Budgets are counted in 4-byte counters: integer counters are int32 by default (widened exactly
+# when a value outgrows them, skimsketch.state), as the published sketches in docs/defaults.md.
+COUNTER_BYTES = INT_COUNTER_BYTES
 
 
 def shape_for_error(eps: float, delta: float = 0.05) -> tuple[int, int]:
@@ -46,15 +53,32 @@ def shape_for_error(eps: float, delta: float = 0.05) -> tuple[int, int]:
     return best
 
 
-def shape_for_bytes(nbytes: int, depth: int | None = None) -> tuple[int, int]:
-    """(width, depth) whose counters fit in ``nbytes`` bytes.
+def counter_bytes(dtype=None) -> int:
+    """Bytes one counter takes in a budget: 8 for float (SUM) counters, else ``COUNTER_BYTES``."""
+    return 8 if dtype is not None and np.dtype(dtype).kind == "f" else COUNTER_BYTES
+
+
+def framed_budget(nbytes: int, frame: int) -> int:
+    """Bytes left for counters once the serialised frame (header, checksum) is paid."""
+    if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < frame + COUNTER_BYTES:
+        raise ValueError(
+            f"nbytes must be an int >= {frame + COUNTER_BYTES} (the {frame}-byte serialised frame and one "
+            f"counter), got {nbytes!r}: give a larger budget"
+        )
+    return nbytes - frame
+
+
+def shape_for_bytes(nbytes: int, depth: int | None = None, per_counter: int = COUNTER_BYTES) -> tuple[int, int]:
+    """(width, depth) whose counters, ``per_counter`` bytes each, fit in ``nbytes`` bytes.
 
     >>> shape_for_bytes(65536)
-    (1170, 7)
+    (3276, 5)
+    >>> shape_for_bytes(65536, per_counter=8)
+    (1638, 5)
     """
-    if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < COUNTER_BYTES:
-        raise ValueError(f"nbytes must be an int >= {COUNTER_BYTES}, got {nbytes!r}")
-    counters = nbytes // COUNTER_BYTES
+    if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < per_counter:
+        raise ValueError(f"nbytes must be an int >= {per_counter}, got {nbytes!r}")
+    counters = nbytes // per_counter
     d = DEFAULT_DEPTH if depth is None else depth
     d = max(1, min(d, counters))
     return counters // d, d

@@ -77,9 +77,11 @@ def test_skimmed_finds_heavy_keys_without_false_dense():
     """m >> n: absent keys colliding with heavy buckets must not be skimmed.
 
     Depth 9 has enough tables to tell the 8 heavy keys from the ~1M absent
-    ones; at depth 3 about 50 absent keys look exactly like them, so the
-    sketch must report none of them rather than guess (and fall back to
-    plain hash-sketch accuracy)."""
+    ones (peeling may go on to keys near the noise floor: a chance pass there
+    is allowed, a heavy one is not); at depth 3 about 50 absent keys look
+    exactly like them, so the sketch must report none of them rather than
+    guess, say that it cannot resolve that level, and fall back to plain
+    hash-sketch accuracy."""
     m = 1 << 20
     for seed in range(5):
         rng = np.random.default_rng(seed)
@@ -87,12 +89,16 @@ def test_skimmed_finds_heavy_keys_without_false_dense():
         k = np.concatenate([np.repeat(heavy, 3000), rng.integers(0, m, 20_000)])
         sk = ss.SkimmedSketch(128, 9, seed=seed, domain=m).update(k)
         hh = sk.heavy_hitters()
-        assert set(hh) == set(heavy.tolist()), (seed, sorted(hh), sorted(heavy))
+        assert set(heavy.tolist()) <= set(hh), (seed, sorted(hh), sorted(heavy))
+        assert all(abs(v) < 100 for key, v in hh.items() if key not in set(heavy.tolist())), (seed, hh)
+        assert set(sk.heavy_hitters(1000)) == set(heavy.tolist())
         for key in heavy:
             assert abs(hh[int(key)] - np.sum(k == key)) < 300
         shallow = ss.SkimmedSketch(128, 3, seed=seed, domain=m).update(k)
         assert set(shallow.heavy_hitters()) <= set(heavy.tolist())
-        assert shallow.skim().impostors > 1
+        assert shallow.skim().resolution > 3000  # it says it cannot tell keys of 3000 from collisions
+        with pytest.raises(ValueError, match="cannot resolve keys below"):
+            shallow.heavy_hitters(1000)
         other = ss.SkimmedSketch(128, 3, seed=seed, domain=m).update(k[::2])
         plain = ss.HashSketch(128, 3, seed=seed)
         exact = ss.exact_join_size(k, k[::2])

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import skimsketch as ss
+from skimsketch.sizing import COUNTER_BYTES, DEFAULT_DEPTH, shape_for_bytes
 
 from .sketches import DOMAIN, FACTORIES, KINDS, keys
 
@@ -274,11 +275,20 @@ def test_shape_from_targets(kind):
     cls = type(make(kind))
     extra = {"domain": DOMAIN} if kind == "skimmed" else {}
     s = cls.for_bytes(65536, seed=3, **extra)
+    # the budget bounds the state and the serialised form, at 4 bytes per int32 counter
+    assert s.nbytes <= 65536 and len(s.update(keys(n=2000)).to_bytes()) <= 65536
+    assert s.counters.itemsize == COUNTER_BYTES and s.depth == DEFAULT_DEPTH
     if kind == "skimmed_unbounded":  # the hierarchy takes part of the budget: main width is what is left
-        sized = s.nbytes * 8 // s.counter_width  # sizing still budgets 8-byte counters (skimsketch.sizing)
-        assert sized <= 65536 < sized + s.depth * 8 and s.depth == 7 and s.hier_width is not None
+        assert s.hier_width is not None and len(s.to_bytes()) + s.depth * COUNTER_BYTES > 65536
     else:
-        assert s.nbytes <= 65536 and (s.width, s.depth) == (1170, 7)
+        assert len(s.to_bytes()) == 68 + 4 * s.width * s.depth  # the frame and the counters
+        assert (s.width, s.depth) == shape_for_bytes(65536 - 68) == ((65536 - 68) // 4 // 5, 5)
+    f = cls.for_bytes(65536, seed=3, dtype="float64", **extra)  # float counters: 8 bytes each
+    assert f.nbytes <= 65536 and len(f.update([1], weights=0.5).to_bytes()) <= 65536
+    assert f.width * f.depth > 65536 // 8 // 2 if kind != "skimmed_unbounded" else f.hier_width is not None
+    smallest = 84 if kind == "skimmed_unbounded" else 72  # frame (+ hierarchy header) and one counter
+    with pytest.raises(ValueError, match=f"nbytes must be an int >= {smallest} .*got {smallest - 1}"):
+        cls.for_bytes(smallest - 1, **extra)
     e = cls.for_error(0.1, 0.05, **extra)
     assert (e.width, e.depth) == (1478, 3)
 

@@ -1,0 +1,274 @@
+"""SKIMDENSE: find the dense frequencies of a hash sketch and skim them off.
+
+In the terms of Ganguly, Garofalakis and Rastogi (EDBT 2004): the sketch
+``H`` of a frequency vector ``f`` (``depth`` tables of ``width`` signed
+counters) is split as ``H = D + H'`` where ``D`` is the sketch of the *dense*
+frequencies ``f̂_d`` (keys whose ``|f(v)|`` clears a threshold) and ``H'`` the
+residual: exactly the sketch of ``f - f̂_d``, whose self-join size is small.
+
+Candidates come from a *source* (:func:`domain_candidates`: every key of
+``[0, m)``; :func:`prefix_candidates`: the prefix search of
+:mod:`skimsketch.hierarchy` for unbounded keys). Each candidate ``v`` has one
+estimate per table, ``e_p(v) = H'[p][h_p(v)] * xi_p(v)``.
+
+Peeling (:func:`skimdense`), in rounds on the current residual:
+
+1. **Adaptive thresholds.** A key absent from the stream lands in a random
+   bucket with a random sign, so it clears ``t`` with one sign in at least
+   ``r`` tables with a Poisson-binomial probability of the shares
+   ``pi_p(t)`` of buckets with ``|H'| >= t``. For every majority ``r`` the
+   round's threshold ``t_r`` is the smallest ``t >= floor`` at which the
+   candidates tested would let at most ``budget`` absent keys through by
+   chance (:func:`pass_rules`). As the heavy keys are skimmed the counters
+   shrink and the thresholds fall with them, so skimming works at any depth,
+   3 included: the thresholds adapt, not only the number of tables that
+   must agree.
+2. **Pass rule.** A candidate passes when at least ``r`` of its table
+   estimates clear ``t_r`` with one sign for some ``r`` (``r = depth`` for the
+   lightest keys; fewer tables at a higher threshold when a collision spoils
+   one). A key colliding with a heavy key in only some tables -- an
+   impostor -- does not pass at the heavy key's level.
+3. **Greedy peeling.** Among passing candidates only those with the largest
+   ``|mean estimate|`` in each of their buckets are accepted in this round
+   (the parallel form of "heaviest first"): an impostor sharing buckets with
+   a heavier true key waits, and once that key is skimmed its estimates fall
+   to noise. Accepted keys get the median of their table estimates and are
+   subtracted from the residual; keys already dense are re-estimated on the
+   new residual (one least-squares refinement step, :func:`_refine`) every
+   round, and twice more at the end.
+
+Rounds stop when nothing passes. The result records the last threshold used
+and the *resolution* -- the smallest threshold a further round could use
+(:func:`round_threshold` with no floor): keys lighter than that cannot be
+told from chance by this sketch. Cost: one pass over the candidates per round,
+at most ``MAX_ROUNDS`` rounds.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from .hashing import family
+
+__all__ = [
+    "BUDGET",
+    "MAX_ROUNDS",
+    "MAX_SCAN_DOMAIN",
+    "Candidates",
+    "DenseResult",
+    "domain_candidates",
+    "pass_rules",
+    "prefix_candidates",
+    "round_threshold",
+    "skimdense",
+]
+
+BUDGET = 0.25  # expected absent keys passing one round by chance
+MAX_ROUNDS = 64
+REFINE_SWEEPS = 2  # least-squares refinement steps of the dense values after the last round
+MAX_SCAN_DOMAIN = 1 << 22  # largest domain a query scans (docs/defaults.md: cost)
+
+
+@dataclass
+class Candidates:
+    """Keys to test, with their buckets (depth, n) and signs (depth, n) in the main tables."""
+
+    keys: np.ndarray
+    buckets: np.ndarray
+    signs: np.ndarray
+    stats: dict | None = field(default=None, compare=False)  # prefix-search statistics, if any
+    _csr: tuple | None = field(default=None, compare=False, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def in_buckets(self, p: int, mask: np.ndarray) -> np.ndarray:
+        """Positions of the candidates whose table-``p`` bucket is set in ``mask`` (width,)."""
+        if self._csr is None:
+            w = len(mask)
+            # a stable sort of bucket numbers below 2**16 is a radix sort in NumPy
+            b = self.buckets.astype(np.uint16) if w <= 1 << 16 else self.buckets
+            order = np.argsort(b, axis=1, kind="stable")
+            starts = np.stack([np.searchsorted(self.buckets[q][order[q]], np.arange(w + 1)) for q in range(len(order))])
+            self._csr = (order, starts)
+        order, starts = self._csr
+        b = np.flatnonzero(mask)
+        lo, hi = starts[p][b], starts[p][b + 1]
+        lens = hi - lo
+        total = int(lens.sum())
+        if not total:
+            return np.zeros(0, dtype=np.intp)
+        shift = np.repeat(lo - (np.cumsum(lens) - lens), lens)
+        return order[p][shift + np.arange(total)]
+
+
+@dataclass
+class DenseResult:
+    """Dense keys (sorted), their values, the residual counters and how far peeling went."""
+
+    keys: np.ndarray
+    values: np.ndarray
+    residual: np.ndarray
+    threshold: float  # the last round's threshold (inf when nothing was skimmed)
+    resolution: float  # smallest threshold a further round could use
+    rounds: int
+    tested: int
+
+
+@lru_cache(maxsize=8)
+def _domain_hashes(seed: int, width: int, depth: int, domain: int) -> Candidates:
+    keys = np.arange(domain, dtype=np.int64)
+    buckets, signs = family(seed).buckets_signs(keys, width, depth)
+    out = Candidates(keys, buckets.astype(np.intp), signs.astype(np.float64))
+    out.in_buckets(0, np.zeros(width, dtype=bool))  # build the bucket index once, with the cached hashes
+    for a in (out.keys, out.buckets, out.signs):
+        a.flags.writeable = False
+    return out
+
+
+def domain_candidates(seed: int, width: int, depth: int, domain: int) -> Candidates:
+    """Every key of ``[0, domain)`` (cached: a join skims two sketches of one shape)."""
+    if domain > MAX_SCAN_DOMAIN:
+        raise ValueError(f"a domain scan is limited to {MAX_SCAN_DOMAIN} keys, got domain={domain}")
+    return _domain_hashes(seed, width, depth, domain)
+
+
+def prefix_candidates(seed: int, width: int, depth: int, search, hier_counters: np.ndarray, t: float) -> Candidates:
+    """Keys returned by the prefix search ``search(hier_counters, t)`` -> (keys, stats)."""
+    keys, stats = search(hier_counters, t)
+    buckets, signs = family(seed).buckets_signs(keys, width, depth)
+    return Candidates(keys, buckets.astype(np.intp), signs.astype(np.float64), stats)
+
+
+def pass_rules(residual: np.ndarray, tested: int, budget: float = BUDGET, floor: float = 0.0) -> list:
+    """Pass rules ``[(t_r, r)]``: "at least ``r`` tables clear ``t_r`` with one sign", for every majority ``r``.
+
+    A key absent from the stream clears ``t`` in table ``p`` with one given
+    sign with probability ``pi_p(t) / 2`` (``pi_p``: share of the table's
+    buckets with ``|residual| >= t``), so it passes rule ``(t, r)`` with
+    probability ``2 P[PoissonBinomial(pi(t) / 2) >= r]``. ``t_r`` is the
+    smallest value ``>= floor`` (``floor`` or a counter magnitude) at which
+    ``tested`` such keys pass by chance at most ``budget / (number of rules)``
+    times (``inf`` if none). ``r = depth`` reaches the lightest keys; smaller
+    ``r`` (at a higher threshold) tolerates tables spoilt by a collision."""
+    d, w = residual.shape
+    rs = list(range(d // 2 + 1, d + 1))
+    mags = np.sort(np.abs(residual), axis=1)
+    xs = np.unique(mags[mags > floor])
+    xs = np.concatenate([[floor], xs]) if floor > 0 else xs
+    if not len(xs) or not tested:
+        return [(math.inf, r) for r in rs]
+    q = np.stack([(w - np.searchsorted(row, xs, side="left")) / w for row in mags]) / 2.0  # (d, len(xs))
+    dist = np.zeros((len(xs), d + 1))
+    dist[:, 0] = 1.0
+    for qp in q:
+        dist[:, 1:] = dist[:, 1:] * (1 - qp)[:, None] + dist[:, :-1] * qp[:, None]
+        dist[:, 0] *= 1 - qp
+    tail = np.cumsum(dist[:, ::-1], axis=1)[:, ::-1]  # tail[i, r] = P[X >= r] at threshold xs[i]
+    out = []
+    for r in rs:
+        ok = np.flatnonzero(tested * 2.0 * tail[:, r] <= budget / len(rs))
+        out.append((float(xs[ok[0]]) if len(ok) else math.inf, r))
+    return out
+
+
+def round_threshold(residual: np.ndarray, tested: int, budget: float = BUDGET, floor: float = 0.0) -> float:
+    """The lowest threshold of :func:`pass_rules` (``inf`` if no rule can pass a key by merit)."""
+    return min(t for t, _ in pass_rules(residual, tested, budget, floor))
+
+
+def _passing(e: np.ndarray, rules) -> np.ndarray:
+    mask = np.zeros(e.shape[1], dtype=bool)
+    for t, r in rules:
+        if math.isfinite(t):
+            mask |= ((e >= t).sum(axis=0) >= r) | ((e <= -t).sum(axis=0) >= r)
+    return mask
+
+
+def _subtract(residual: np.ndarray, buckets: np.ndarray, signs: np.ndarray, values: np.ndarray) -> None:
+    w = residual.shape[1]
+    for p in range(residual.shape[0]):
+        residual[p] -= np.bincount(buckets[p], weights=values * signs[p], minlength=w)
+
+
+def _estimates(residual: np.ndarray, buckets: np.ndarray, signs: np.ndarray) -> np.ndarray:
+    return np.take_along_axis(residual, buckets, axis=1) * signs
+
+
+def _refine(residual, buckets, signs, values) -> None:
+    """One least-squares step for the dense values (in place, residual kept equal to counters - D).
+
+    Each value moves by the sum of its residual estimates divided by the
+    number of dense keys in its buckets (a Jacobi step scaled by row sums of
+    the normal matrix, hence convergent: keys sharing buckets split the
+    correction instead of each taking all of it)."""
+    if not len(values):
+        return
+    w = residual.shape[1]
+    occ = np.stack([np.bincount(buckets[p], minlength=w)[buckets[p]] for p in range(len(buckets))])
+    step = _estimates(residual, buckets, signs).sum(axis=0) / occ.sum(axis=0)
+    values += step
+    _subtract(residual, buckets, signs, step)
+
+
+def skimdense(counters: np.ndarray, cand: Candidates, floor, budget: float = BUDGET,
+              max_rounds: int = MAX_ROUNDS) -> DenseResult:
+    """Peel the dense keys of ``counters`` (depth, width) among ``cand`` (see the module docstring).
+
+    ``floor``: a number (the lowest threshold to use), or a function of the
+    current residual giving it (re-evaluated every round)."""
+    residual = counters.astype(np.float64, copy=True)
+    d, w = residual.shape
+    n = len(cand)
+    dense = np.zeros(n, dtype=bool)
+    values = np.zeros(n)
+    last_t, rounds = math.inf, 0
+    for _ in range(max_rounds):
+        fl = floor(residual) if callable(floor) else floor
+        rules = pass_rules(residual, n - int(dense.sum()), budget, fl)
+        t = min(x for x, _ in rules)
+        if not math.isfinite(t) or not n:
+            break
+        # a key can pass only if at least d//2 + 1 of its buckets hold |counter| >= t: find those
+        # with one byte-sized gather per table, and estimate only them
+        hot = np.abs(residual) >= t
+        count = np.bincount(np.concatenate([cand.in_buckets(p, hot[p]) for p in range(d)]), minlength=n)
+        pre = np.flatnonzero((count > d // 2) & ~dense)
+        e = _estimates(residual, cand.buckets[:, pre], cand.signs[:, pre])
+        keep = _passing(e, rules)
+        idx, e = pre[keep], e[:, keep]
+        if not len(idx):
+            break
+        rounds += 1
+        last_t = t
+        mean = np.median(e, axis=0)  # robust to a table spoilt by a collision
+        # rank by |mean estimate| (a true key is consistent over its tables, an impostor is not),
+        # ties by key position; a key is accepted when it ranks first in each of its buckets
+        rank = np.empty(len(idx), dtype=np.int64)
+        rank[np.lexsort((idx, -np.abs(e.mean(axis=0))))] = np.arange(len(idx))
+        ok = np.ones(len(idx), dtype=bool)
+        for p in range(d):
+            first = np.full(w, len(idx), dtype=np.int64)
+            np.minimum.at(first, cand.buckets[p, idx], rank)
+            ok &= rank == first[cand.buckets[p, idx]]
+        acc = idx[ok]
+        values[acc] = mean[ok]
+        _subtract(residual, cand.buckets[:, acc], cand.signs[:, acc], mean[ok])
+        dense[acc] = True
+        old = np.flatnonzero(dense)
+        old = old[~np.isin(old, acc, assume_unique=True)]
+        sub_values = values[old]
+        _refine(residual, cand.buckets[:, old], cand.signs[:, old], sub_values)
+        values[old] = sub_values
+    sel = np.flatnonzero(dense)
+    vals = values[sel]
+    for _ in range(REFINE_SWEEPS):
+        _refine(residual, cand.buckets[:, sel], cand.signs[:, sel], vals)
+    keys = cand.keys[sel]
+    order = np.argsort(keys, kind="stable")
+    resolution = round_threshold(residual, n - len(sel), budget, 0.0)
+    return DenseResult(keys[order], vals[order], residual, last_t, resolution, rounds, n)
