@@ -13,7 +13,7 @@ Rates (keys/s, best of ``--repeat``, sketches from ``for_bytes(--bytes)``):
   canonicalisation alone, HashSketch and unbounded SkimmedSketch updates.
 Query: SKIMDENSE + join estimate of two unbounded sketches (best of
 ``--repeat``) on Zipf 0.5-2.0, heavy keys + uniform, uniform, ids and strings.
-Accuracy: mean SPEC §6 error of hash, bounded and unbounded skimmed sketches
+Accuracy: mean paper error (experiments.metrics) of hash, bounded and unbounded skimmed sketches
 of equal memory over ``benchmarks/workloads.py`` at 16 KB and 64 KB.
 """
 
@@ -26,9 +26,9 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the checkout
 import skimsketch as ss  # noqa: E402
-from workloads import best_time, paper_error, workloads, zipf_stream  # noqa: E402
+from benchmarks.workloads import best_time, paper_error, workloads, zipf_draws  # noqa: E402
 
 DOMAIN = 1 << 18
 
@@ -75,9 +75,9 @@ def main(argv=None):
     print(f"# unbounded shape: width={u.width} depth={u.depth} hier={u.hier_depth}x{u.hier_width} "
           f"x6 levels, nbytes={u.nbytes}; bounded/hash width={bounded().width} depth={bounded().depth}")
 
-    ints = zipf_stream(rng, DOMAIN, 1.0, a.n)
+    ints = zipf_draws(rng, a.n, DOMAIN, 1.0)
     id_pool = rng.integers(-(2**63), 2**63 - 1, 1 << 20, dtype=np.int64)
-    ids = id_pool[zipf_stream(rng, 1 << 20, 1.0, a.n)]
+    ids = id_pool[zipf_draws(rng, a.n, 1 << 20, 1.0)]
     ns = min(a.n, 500_000)
     strs_list = [f"user-{i}" for i in ids[:ns].tolist()]
     containers = {"list": strs_list}
@@ -126,12 +126,12 @@ def main(argv=None):
     qn = min(a.n, 1_000_000)
     cases = {}
     for z in (0.5, 1.0, 1.5, 2.0):
-        cases[f"zipf{z}"] = (zipf_stream(qrng, DOMAIN, z, qn), zipf_stream(qrng, DOMAIN, z, qn, 50))
+        cases[f"zipf{z}"] = (zipf_draws(qrng, qn, DOMAIN, z), zipf_draws(qrng, qn, DOMAIN, z, 50))
     hk = qrng.choice(DOMAIN, 20, replace=False)
     heavy = lambda: np.concatenate([qrng.choice(hk, qn // 2), qrng.integers(0, DOMAIN, qn - qn // 2)])  # noqa: E731
     cases["heavy20+uniform"] = (heavy(), heavy())
     cases["uniform"] = (qrng.integers(0, DOMAIN, qn), qrng.integers(0, DOMAIN, qn))
-    cases["ids"] = (id_pool[zipf_stream(qrng, 1 << 20, 1.1, qn)], id_pool[zipf_stream(qrng, 1 << 20, 1.1, qn)])
+    cases["ids"] = (id_pool[zipf_draws(qrng, qn, 1 << 20, 1.1)], id_pool[zipf_draws(qrng, qn, 1 << 20, 1.1)])
     cases["strings"] = (containers.get("pyarrow", strs_list), containers.get("pyarrow", strs_list))
     worst = 0.0
     for name, (f, g) in cases.items():
@@ -162,7 +162,7 @@ def main(argv=None):
                         errs.setdefault((size, name, meth), []).append(paper_error(exact, est))
             print(f"# accuracy rep {rep + 1}/{a.reps}", file=sys.stderr)
         for size in (16384, 65536):
-            print(f"accuracy at {size} bytes (mean SPEC error over {a.reps} reps, n={a.acc_n})")
+            print(f"accuracy at {size} bytes (mean paper error over {a.reps} reps, n={a.acc_n})")
             names = sorted({k[1] for k in errs})
             for name in names + ["MEAN"]:
                 row = []

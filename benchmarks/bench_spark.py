@@ -165,7 +165,7 @@ def main(argv=None):
                 for name, fn, _ in group:
                     runs[name].append(timer.run(fn))
         results = {}
-        for name, fn, rows in cases:
+        for name, _fn, rows in cases:
             rs = runs[name]
             secs = statistics.median(r[0] for r in rs)
             shuffle = statistics.median(r[1] for r in rs)

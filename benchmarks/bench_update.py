@@ -25,15 +25,10 @@ import numpy as np
 
 import skimsketch as ss
 
-sys.path.insert(0, os.path.dirname(__file__))
-from workloads import best_time  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the checkout
+from benchmarks.workloads import best_time, zipf_draws  # noqa: E402
 
 DOMAIN = 1 << 18
-
-
-def zipf(rng, n, m, z):
-    cdf = np.cumsum(1.0 / np.arange(1, m + 1) ** z)
-    return np.minimum(np.searchsorted(cdf / cdf[-1], rng.random(n), side="right"), m - 1).astype(np.int64)
 
 
 def countmin_rates(keys, repeat):
@@ -59,7 +54,7 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3)
     a = ap.parse_args(argv)
     rng = np.random.default_rng(42)
-    workloads = {"uniform": rng.integers(0, DOMAIN, a.n), "zipf1.0": zipf(rng, a.n, DOMAIN, 1.0)}
+    workloads = {"uniform": rng.integers(0, DOMAIN, a.n), "zipf1.0": zipf_draws(rng, a.n, DOMAIN, 1.0)}
     for name, keys in workloads.items():
         print(f"\n== {name}: {a.n:,} int64 keys over [0, 2^18) ==")
         cm_call, cm_bulk = countmin_rates(keys, a.repeat)

@@ -1,4 +1,4 @@
-"""Windowed sketch maintenance vs plain updates (issue 5). Not a test.
+"""Windowed sketch maintenance vs plain updates. Not a test.
 
 Prints, for depth 3 and 11 in the same run:
   * events/s of the plain sketch update (``HashSketch.update`` per micro-batch);
@@ -27,10 +27,10 @@ import sys
 import numpy as np
 
 import skimsketch as ss
-from skimsketch.windows import WindowedJoin, WindowedSketch
+from skimsketch.stream import WindowedJoin, WindowedSketch
 
-sys.path.insert(0, os.path.dirname(__file__))
-from workloads import best_time  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the checkout
+from benchmarks.workloads import best_time  # noqa: E402
 
 
 def stream(n, rate, jitter, seed):

@@ -16,9 +16,9 @@ from collections import defaultdict
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the checkout
 import skimsketch as ss  # noqa: E402
-from workloads import paper_error, workloads  # noqa: E402
+from benchmarks.workloads import paper_error, workloads  # noqa: E402
 
 FACTORS = (0.5, 1.0, 2.0, 4.0)
 

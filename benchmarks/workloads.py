@@ -12,14 +12,10 @@ import time
 
 import numpy as np
 
+from data.zipf import zipf_draws
+from experiments.metrics import paper_error
 
-def zipf_stream(rng, m: int, z: float, n: int, shift: int = 0) -> np.ndarray:
-    """n keys in [0, m) with P(v) proportional to 1/(v+1)^z, shifted right by ``shift`` (mod m)."""
-    p = 1.0 / np.arange(1, m + 1, dtype=np.float64) ** z
-    cdf = np.cumsum(p)
-    cdf /= cdf[-1]
-    keys = np.searchsorted(cdf, rng.random(n), side="right")
-    return (np.minimum(keys, m - 1) + shift) % m
+__all__ = ["best_time", "heavy_plus_uniform", "paper_error", "workloads", "zipf_draws"]
 
 
 def heavy_plus_uniform(rng, m: int, n: int, heavy: int = 20, share: float = 0.5) -> np.ndarray:
@@ -33,8 +29,8 @@ def workloads(n: int, seed: int):
     rng = np.random.default_rng(seed)
     m = 1 << 18
     for z, shift in ((0.5, 0), (1.0, 100), (1.5, 30), (2.0, 10)):
-        f = zipf_stream(rng, m, z, n)
-        g = zipf_stream(rng, m, z, n, shift)
+        f = zipf_draws(rng, n, m, z)
+        g = zipf_draws(rng, n, m, z, shift)
         yield f"zipf{z}_s{shift}", m, f, g
     r2 = np.random.default_rng(seed + 1000)
     hk = r2.choice(m, 20, replace=False)
@@ -44,14 +40,7 @@ def workloads(n: int, seed: int):
     yield "uniform", m, rng.integers(0, m, n), rng.integers(0, m, n)
     big = 1 << 22  # m >> n: sparse, many absent keys
     ns = n // 20
-    yield "sparse_zipf1.2_bigdomain", big, zipf_stream(rng, big, 1.2, ns), zipf_stream(rng, big, 1.2, ns, 5)
-
-
-def paper_error(exact: float, est: float) -> float:
-    """SPEC §6 error: |J - Ĵ| / min(J, Ĵ); an estimate <= J/10 counts as 10."""
-    if est <= exact / 10:
-        return 10.0
-    return abs(exact - est) / min(exact, est)
+    yield "sparse_zipf1.2_bigdomain", big, zipf_draws(rng, ns, big, 1.2), zipf_draws(rng, ns, big, 1.2, 5)
 
 
 def best_time(fn, repeat: int) -> float:

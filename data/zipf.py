@@ -45,6 +45,7 @@ __all__ = [
     "zipf_probabilities",
     "zipf_frequencies",
     "zipf_stream",
+    "zipf_draws",
     "shift_frequencies",
     "shift_keys",
     "shifted_pair",
@@ -181,6 +182,19 @@ def zipf_stream(
     if shift:
         keys = shift_keys(keys, shift, domain, overflow)
     return keys
+
+
+def zipf_draws(rng: np.random.Generator, n: int, domain: int, z: float, shift: int = 0) -> np.ndarray:
+    """``n`` i.i.d. Zipf(z) draws from ``rng`` (value ``v`` with weight ``(v + 1) ** -z``), in draw
+    order, each shifted right by ``shift`` modulo ``domain`` (int64).
+
+    The sampler for callers that hold their own generator (tests, benchmarks):
+    inverse-CDF draws, so the result for a given generator state is fixed.
+    """
+    _check(n, domain, z)
+    cdf = np.cumsum(1.0 / np.arange(1, domain + 1, dtype=np.float64) ** z)
+    v = np.searchsorted(cdf / cdf[-1], rng.random(n), side="right")
+    return ((np.minimum(v, domain - 1) + shift) % domain).astype(np.int64)
 
 
 def shifted_pair(

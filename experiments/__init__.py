@@ -1,4 +1,4 @@
-"""Experiments of issue 6: the paper's Figure 5 and Census study, beside other sketches.
+"""Experiments: the paper's Figure 5 and Census study, beside other sketches.
 
 Run ``python -m experiments [--quick | --full]`` (see ``experiments/README.md``).
 

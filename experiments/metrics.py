@@ -1,4 +1,4 @@
-"""The paper's error metric and its space grid (EDBT 2004, section 5.1; SPEC §6).
+"""The paper's error metric and its space grid (EDBT 2004, section 5.1; docs/algorithms.md).
 
 Error: ``|J - Ĵ| / min(J, Ĵ)``, symmetric in under- and overestimates; an
 estimate ``Ĵ <= J / 10`` (including zero and negative ones) counts as error

@@ -74,7 +74,7 @@ class Config:
         return asdict(self)
 
 
-#: The paper's setting (SPEC §6): 4M elements, domain 2^18, all 25 shapes, 5 repetitions
+#: The paper's setting (docs/algorithms.md): 4M elements, domain 2^18, all 25 shapes, 5 repetitions
 #: (the paper used 5-10).
 FULL = Config(mode="full", zipf_n=4_000_000, zipf_domain=1 << 18, census_n=CPS_RECORDS, reps=5)
 

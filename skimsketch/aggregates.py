@@ -1,6 +1,6 @@
 """Join aggregates beyond ``COUNT(*)``: SUM, AVG (and pointers to F2 and point queries).
 
-For ``F ⋈ G`` on key ``k`` (SPEC §1):
+For ``F ⋈ G`` on key ``k`` (docs/algorithms.md):
 
 * ``SUM(F.x)`` is ``sum_v X(v) g(v)`` with ``X(v) = sum_{r in F, r.k = v} r.x``:
   update F's sketch with weights ``x`` (``dtype="float64"`` for fractional

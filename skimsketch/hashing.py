@@ -1,4 +1,4 @@
-"""The one seeded hash family of skimsketch (SPEC §3).
+"""The one seeded hash family of skimsketch (docs/algorithms.md, "Keys").
 
 Every bucket and sign in every sketch, on every code path (in-memory numpy,
 Spark executors, SQL functions), is computed here, from the canonical int64

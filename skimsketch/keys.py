@@ -1,4 +1,4 @@
-"""Key and weight canonicalisation (SPEC §3).
+"""Key and weight canonicalisation (docs/inputs.md).
 
 Every key becomes one signed 64-bit integer before hashing:
 
@@ -573,7 +573,16 @@ def canonicalize(keys, weights=None, allow_float_weights: bool = False) -> Canon
     >>> b = canonicalize([3, None, 5], weights=[1, 7, -1])
     >>> b.keys.tolist(), b.weights.tolist(), b.null_weight
     ([3, 5], [1, -1], 7)
+
+    ``keys`` may be a :class:`CanonicalBatch` of unit weight (keys already
+    canonical, e.g. a slice of an earlier batch): its keys keep their recorded
+    key domain, and ``weights`` go through the usual checks.
     """
+    recorded = None
+    if isinstance(keys, CanonicalBatch):
+        if keys.weights is not None or keys.null_weight:
+            raise ValueError("a CanonicalBatch passed as keys must have unit weights: pass its weights as weights=")
+        keys, recorded = keys.keys, keys.key_domain
     if not isinstance(keys, (list, tuple, np.ndarray, str, bytes, bytearray, numbers.Number)) and keys is not None \
             and not (type(keys).__module__ or "").startswith(("pyarrow", "pandas")) and hasattr(keys, "__iter__"):
         keys = list(keys)  # one pass over a generator serves both the keys and their domain
@@ -584,7 +593,7 @@ def canonicalize(keys, weights=None, allow_float_weights: bool = False) -> Canon
         weights, k = _drop_weights(weights, keep), k[keep]
         null = None if null is None else null[keep]
     w, is_float = _weights_array(weights, len(k), allow_float_weights)
-    domain = _key_domain(keys) if len(k) > (0 if null is None else int(null.sum())) else None
+    domain = (recorded or _key_domain(keys)) if len(k) > (0 if null is None else int(null.sum())) else None
     null_weight = 0.0 if is_float else 0
     if null is not None:
         if w is None:

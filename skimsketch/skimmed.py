@@ -332,7 +332,7 @@ class SkimmedSketch(HashSketch):
         are canonical int64 keys (a str/bytes key as its ``ss.canonical_key``).
 
         >>> import skimsketch as ss
-        >>> s = ss.SkimmedSketch(256, 5, seed=1).update(["a"] * 500 + ["b"] * 300 + list(range(200)))
+        >>> s = ss.SkimmedSketch(256, 5, seed=1).update(["a"] * 500 + ["b"] * 300 + [f"k{i}" for i in range(200)])
         >>> sorted(s.heavy_hitters(100)) == sorted([ss.canonical_key("a"), ss.canonical_key("b")])
         True
         """

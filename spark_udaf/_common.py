@@ -23,7 +23,7 @@ __all__ = [
     "require_sketch",
 ]
 
-#: Spark SQL types accepted as join keys (SPEC §3: integers, strings, bytes).
+#: Spark SQL types accepted as join keys (docs/inputs.md: integers, strings, bytes).
 KEY_TYPE_NAMES = ("tinyint", "smallint", "int", "bigint", "string", "binary")
 #: Spark SQL types accepted as weights.
 WEIGHT_TYPE_NAMES = ("tinyint", "smallint", "int", "bigint", "float", "double")

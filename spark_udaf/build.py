@@ -18,15 +18,16 @@ from ._common import (
     check_weight_field,
     check_weight_fits,
     field_of,
+    key_family,
     merge_blobs,
     require_sketch,
 )
+from .partials import CHUNK_ROWS, PartialAccumulator
+from .sql import skim_merge_udf
 
 __all__ = ["sketch_column", "sketch_pair", "sketch_parquet", "sketch_partials", "sketch_by", "merge_sketch_column",
-           "PartialAccumulator"]
+           "PartialAccumulator"]  # PartialAccumulator is re-exported from spark_udaf.partials
 
-#: Rows buffered per core ``update`` call inside a worker (amortises per-call cost).
-CHUNK_ROWS = 1 << 18
 _SKETCH_COL = "sketch"
 
 
@@ -55,101 +56,6 @@ def _normalise_by(by):
     if not all(isinstance(b, str) for b in by):
         raise TypeError("by must be a column name or a list of column names")
     return by
-
-
-class PartialAccumulator:
-    """Fills partial sketches (one per group) from Arrow arrays; used inside workers.
-
-    ``add(keys, weights, groups)`` takes aligned Arrow arrays (``groups`` a list
-    of arrays, empty for ungrouped builds). Rows with a null weight are
-    skipped (as SQL ``SUM`` skips them); null keys go to ``null_weight``.
-    Input is buffered per group up to ``chunk_rows`` rows per core update; a
-    batch holding a single group (the usual case) is never sorted.
-    """
-
-    def __init__(self, template: bytes, chunk_rows: int = CHUNK_ROWS):
-        self._template = template
-        self._chunk = chunk_rows
-        self._sketches: dict = {}  # group tuple -> sketch
-        self._group_arrays: dict = {}  # group tuple -> list of 1-row arrays (original types)
-        self._pending: dict = {}  # group tuple -> [(keys, weights)]
-        self._pending_rows: dict = {}
-
-    def _sketch(self, gid, group_arrays=()):
-        sk = self._sketches.get(gid)
-        if sk is None:
-            sk = self._sketches[gid] = ss.from_bytes(self._template)
-            self._group_arrays[gid] = list(group_arrays)
-        return sk
-
-    @staticmethod
-    def _fill(sk, keys, weights):
-        import pyarrow.compute as pc
-
-        if weights is not None and weights.null_count:
-            valid = pc.is_valid(weights)
-            keys, weights = pc.filter(keys, valid), pc.filter(weights, valid)
-        if len(keys):
-            sk.update(keys, weights=weights)
-
-    def _flush(self, gid):
-        import pyarrow as pa
-
-        parts = self._pending.pop(gid, None)
-        self._pending_rows.pop(gid, None)
-        if not parts:
-            return
-        keys = parts[0][0] if len(parts) == 1 else pa.concat_arrays([k for k, _ in parts])
-        ws = [w for _, w in parts]
-        weights = None if ws[0] is None else (ws[0] if len(ws) == 1 else pa.concat_arrays(ws))
-        self._fill(self._sketch(gid), keys, weights)
-
-    def _buffer(self, gid, firsts, keys, weights):
-        self._sketch(gid, firsts)
-        self._pending.setdefault(gid, []).append((keys, weights))
-        n = self._pending_rows[gid] = self._pending_rows.get(gid, 0) + len(keys)
-        if n >= self._chunk:
-            self._flush(gid)
-
-    def add(self, keys, weights=None, groups=()):
-        import numpy as np
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        if isinstance(keys, pa.ChunkedArray):
-            keys = keys.combine_chunks()
-        if isinstance(weights, pa.ChunkedArray):
-            weights = weights.combine_chunks()
-        if len(keys) == 0:
-            return
-        if not groups:
-            self._buffer((), (), keys, weights)
-            return
-        groups = [g.combine_chunks() if isinstance(g, pa.ChunkedArray) else g for g in groups]
-        code = np.zeros(len(keys), dtype=np.int64)
-        for g in groups:
-            enc = pc.dictionary_encode(g, null_encoding="encode")
-            code = code * (len(enc.dictionary) + 1) + enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        if code.min() == code.max():  # one group in this batch
-            firsts = [g.slice(0, 1) for g in groups]
-            self._buffer(tuple(a[0].as_py() for a in firsts), firsts, keys, weights)
-            return
-        order = np.argsort(code, kind="stable")
-        sorted_codes = code[order]
-        starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
-        ends = np.r_[starts[1:], len(order)]
-        for s, e in zip(starts, ends):
-            first = pa.array([int(order[s])])
-            firsts = [g.take(first) for g in groups]
-            rows = pa.array(order[s:e])
-            self._buffer(tuple(a[0].as_py() for a in firsts), firsts, keys.take(rows),
-                         None if weights is None else weights.take(rows))
-
-    def results(self):
-        """``[(group arrays, sketch bytes)]`` of the non-empty partial sketches."""
-        for gid in list(self._pending):
-            self._flush(gid)
-        return [(self._group_arrays[g], sk.to_bytes()) for g, sk in self._sketches.items() if not sk.is_empty]
 
 
 def _partition_builder(template: bytes, weighted: bool, n_by: int, chunk_rows: int):
@@ -278,8 +184,6 @@ def merge_sketch_column(df, column: str = _SKETCH_COL, by=None):
     ``skim_merge`` Arrow aggregate: the few small sketch rows of each group go
     to one worker, never any data rows. Null sketches are skipped.
     """
-    from .sql import skim_merge_udf
-
     by = _normalise_by(by)
     f = field_of(df, column)
     if f.dataType.simpleString() != "binary":
@@ -313,8 +217,6 @@ def sketch_pair(left, lcol: str, right, rcol: str, template, lweight: str | None
     Integer keys only pair with integer keys, string/binary with string/binary.
     """
     from pyspark.sql import functions as F
-
-    from ._common import key_family
 
     require_sketch(template, "template")
     lt = check_key_field(left, lcol).dataType.simpleString()

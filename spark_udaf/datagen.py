@@ -4,7 +4,7 @@ Row ``i`` of a table gets key ``(r - 1 + shift) mod domain`` where rank ``r``
 in ``[1, domain]`` is drawn with probability ``∝ r^-z`` by inverting the CDF at
 ``u_i = splitmix64(seed·2^32 + i) / 2^64``. The key of a row depends only on
 ``(i, seed, z, domain, shift)``, never on the partitioning, so a table is the
-same on every run, machine and cluster (SPEC §6: the paper's Zipf streams, G
+same on every run, machine and cluster (docs/algorithms.md: the paper's Zipf streams, G
 being F right-shifted by ``shift``).
 """
 

@@ -39,14 +39,15 @@ its SELECT, and a global Python aggregate over zero rows returns zero rows.
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Iterator, Tuple
+from functools import cache
+from collections.abc import Iterator
 
 import pyarrow as pa  # type hints of the Arrow UDFs are resolved in this module's globals
 
 import skimsketch as ss
 
 from ._common import load_sketch, merge_blobs
+from .partials import PartialAccumulator
 
 __all__ = ["register", "FUNCTIONS", "skim_merge_udf", "MERGE_SUBPLANS_RULE"]
 
@@ -120,8 +121,6 @@ def build_from_batches(fn: str, kind: str, batches, weighted: bool, n_params: in
             dtype = _weight_dtype(weights) if weighted else "int64"
             sk = _new_sketch(fn, kind, *these, dtype=dtype)
             acc_template = sk.to_bytes()
-            from .build import PartialAccumulator
-
             acc = PartialAccumulator(acc_template)
         elif these != params:
             raise ValueError(f"{fn}: sketch parameters must be constant within a group, got {params} and {these}")
@@ -219,10 +218,9 @@ def info_impl(blobs):
 
 # -- Spark wrappers --------------------------------------------------------------
 
-@lru_cache(maxsize=None)
+@cache
 def skim_merge_udf():
     """The ``skim_merge`` Arrow aggregate (binary -> binary)."""
-    import pyarrow as pa
     from pyspark.sql.functions import arrow_udf
 
     @arrow_udf("binary")
@@ -233,19 +231,18 @@ def skim_merge_udf():
 
 
 def _builders():
-    import pyarrow as pa
     from pyspark.sql.functions import arrow_udf
 
     @arrow_udf("binary")
-    def skim_sketch(it: Iterator[Tuple[pa.Array, pa.Array, pa.Array, pa.Array]]) -> bytes:
+    def skim_sketch(it: Iterator[tuple[pa.Array, pa.Array, pa.Array, pa.Array]]) -> bytes:
         return build_from_batches("skim_sketch", "hash", it, False, 3)
 
     @arrow_udf("binary")
-    def skim_sketch_weighted(it: Iterator[Tuple[pa.Array, pa.Array, pa.Array, pa.Array, pa.Array]]) -> bytes:
+    def skim_sketch_weighted(it: Iterator[tuple[pa.Array, pa.Array, pa.Array, pa.Array, pa.Array]]) -> bytes:
         return build_from_batches("skim_sketch_weighted", "hash", it, True, 3)
 
     @arrow_udf("binary")
-    def skim_skimmed_sketch(it: Iterator[Tuple[pa.Array, pa.Array, pa.Array, pa.Array, pa.Array]]) -> bytes:
+    def skim_skimmed_sketch(it: Iterator[tuple[pa.Array, pa.Array, pa.Array, pa.Array, pa.Array]]) -> bytes:
         return build_from_batches("skim_skimmed_sketch", "skimmed", it, False, 4)
 
     return {"skim_sketch": skim_sketch, "skim_sketch_weighted": skim_sketch_weighted,
@@ -332,8 +329,6 @@ def _partials_udtf():
                 kind = "skimmed"
             weights = batch.column("weight") if "weight" in names else None
             if self._acc is None:
-                from .build import PartialAccumulator
-
                 dtype = _weight_dtype(weights) if weights is not None else "int64"
                 self._params = params
                 self._acc = PartialAccumulator(_new_sketch(fn, kind, *params, dtype=dtype).to_bytes())

@@ -107,8 +107,10 @@ class Batch:
     """One update's elements, canonicalised and aligned with timestamps and weights.
 
     ``pos`` holds the positions of the non-null keys (``None``: no nulls, the
-    fast path for integer numpy keys), aligned with ``keys``.
+    fast path for integer numpy keys), aligned with ``keys``; ``key_domain`` is
+    the batch's ("int", "str" or ``None``), which pane sketches must record.
     """
+
 
     def __init__(self, keys, timestamps, weights):
         keys = as_sequence(keys)
@@ -118,11 +120,12 @@ class Batch:
         self.w = weights_of(weights, n)
         if isinstance(keys, np.ndarray) and keys.ndim == 1 and keys.dtype.kind == "i":
             self.keys, self.pos, self.null = keys.astype(np.int64, copy=False), None, None
+            self.key_domain = "int" if n else None
             return
         # canonicalise with the element positions as weights: the survivors' weights
         # are the positions of the non-null keys, aligned with the canonical keys.
         cb = canonicalize(keys, np.arange(n, dtype=np.int64))
-        self.keys = cb.keys
+        self.keys, self.key_domain = cb.keys, cb.key_domain
         if cb.weights is None or len(cb.weights) == n:
             self.pos, self.null = None, None
         else:

@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..base import Sketch
+from ..keys import CanonicalBatch
 from ..errors import CorruptSketchError
 from ..framing import Reader, frame, length_prefixed, unframe
 from .panes import (
@@ -376,7 +377,7 @@ class WindowedSketch:
         by_pane: dict = {}
         for k, sel in pane_groups(pane_index(ts, self.slide)):
             d = self._proto.empty_like()
-            d.update(keys[sel], None if wk is None else wk[sel])
+            d.update(CanonicalBatch(keys[sel], None, 0, False, batch.key_domain), None if wk is None else wk[sel])
             by_pane[k] = d
         for k, sel in pane_groups(pane_index(batch.ts[nulls], self.slide)):
             d = by_pane.get(k)

@@ -24,18 +24,6 @@ def keys(n=2000, seed=0, m=DOMAIN):
     return (rng.zipf(1.3, n) - 1) % m
 
 
-def zipf_keys(rng, m, z, n, shift=0):
-    """n keys in [0, m), P(v) proportional to 1/(v+1)^z, shifted right by ``shift`` mod m."""
-    cdf = np.cumsum(1.0 / np.arange(1, m + 1, dtype=np.float64) ** z)
-    v = np.searchsorted(cdf / cdf[-1], rng.random(n), side="right")
-    return (np.minimum(v, m - 1) + shift) % m
-
-
-def paper_error(exact, est):
-    """SPEC §6: |J - Ĵ| / min(J, Ĵ), an estimate <= J/10 counts as 10."""
-    return 10.0 if est <= exact / 10 else abs(exact - est) / min(exact, est)
-
-
 M64 = (1 << 64) - 1
 
 

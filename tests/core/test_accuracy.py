@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 import skimsketch as ss
+from data.zipf import zipf_draws
+from experiments.metrics import paper_error
 
-from .sketches import paper_error, zipf_keys
 
 M = 1 << 14
 N = 200_000
@@ -15,7 +16,7 @@ def errors(z, shift, width, depth, reps=5):
     out = {"agms": [], "hash": [], "skimmed": []}
     for rep in range(reps):
         rng = np.random.default_rng(100 + rep)
-        f, g = zipf_keys(rng, M, z, N), zipf_keys(rng, M, z, N, shift)
+        f, g = zipf_draws(rng, N, M, z), zipf_draws(rng, N, M, z, shift)
         exact = ss.exact_join_size(f, g)
         for name, cls, kw in (("agms", ss.AGMSSketch, {}), ("hash", ss.HashSketch, {}),
                               ("skimmed", ss.SkimmedSketch, {"domain": M})):
@@ -45,7 +46,7 @@ def test_interval_coverage(kind):
     m = 1 << 12
     for t in range(trials):
         rng = np.random.default_rng(10_000 + t)
-        f, g = zipf_keys(rng, m, 1.1, 20_000), zipf_keys(rng, m, 1.1, 20_000, 7)
+        f, g = zipf_draws(rng, 20_000, m, 1.1), zipf_draws(rng, 20_000, m, 1.1, 7)
         exact = ss.exact_join_size(f, g)
         if kind == "agms":
             a = ss.AGMSSketch(32, 5, seed=t)
@@ -62,7 +63,7 @@ def test_interval_coverage(kind):
 
 def test_self_join_and_frequency_within_intervals():
     rng = np.random.default_rng(7)
-    k = zipf_keys(rng, M, 1.2, N)
+    k = zipf_draws(rng, N, M, 1.2)
     sk = ss.HashSketch(512, 5, seed=3).update(k)
     f2 = ss.exact_self_join_size(k)
     e = sk.self_join_size()

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import skimsketch as ss
+from data.zipf import zipf_draws
 
-from .sketches import zipf_keys
 
 KINDS = {
     "hash": lambda dtype="int64", seed=3: ss.HashSketch(512, 5, seed, dtype=dtype),
@@ -18,8 +18,8 @@ KINDS = {
 
 def data(seed, n=30_000):
     rng = np.random.default_rng(seed)
-    f = zipf_keys(rng, 1 << 12, 1.1, n)
-    g = zipf_keys(rng, 1 << 12, 1.1, n, 3)
+    f = zipf_draws(rng, n, 1 << 12, 1.1)
+    g = zipf_draws(rng, n, 1 << 12, 1.1, 3)
     x = rng.gamma(2.0, 25.0, n)  # e.g. a price column
     return f, g, x
 

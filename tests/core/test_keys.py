@@ -1,4 +1,4 @@
-"""Key canonicalisation (SPEC §3)."""
+"""Key canonicalisation (docs/inputs.md)."""
 
 import numpy as np
 import pytest

@@ -6,15 +6,15 @@ import numpy as np
 import pytest
 
 import skimsketch as ss
+from data.zipf import zipf_draws
 
-from .sketches import zipf_keys
 
 
 def tables(seed, n=20_000, m_a=500, m_b=400):
     rng = np.random.default_rng(seed)
-    f = zipf_keys(rng, m_a, 1.0, n)
-    g = [f"b{v}" for v in zipf_keys(rng, m_b, 1.0, n)]
-    sa = zipf_keys(rng, m_a, 0.8, n)
+    f = zipf_draws(rng, n, m_a, 1.0)
+    g = [f"b{v}" for v in zipf_draws(rng, n, m_b, 1.0)]
+    sa = zipf_draws(rng, n, m_a, 0.8)
     sb = [f"b{v}" for v in rng.integers(0, m_b, n)]
     return f, sa, sb, g
 

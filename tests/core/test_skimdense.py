@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 import skimsketch as ss
+from data.zipf import zipf_draws
 from skimsketch import skimdense as sd
 from skimsketch.sizing import DEFAULT_DEPTH
 
-from .sketches import zipf_keys
 
 M = 1 << 18
 
@@ -102,7 +102,7 @@ def test_interval_coverage_and_width(z, width, depth):
     half, err = [], []
     for t in range(trials):
         rng = np.random.default_rng(20_000 + t)
-        f, g = zipf_keys(rng, m, z, 50_000), zipf_keys(rng, m, z, 50_000, 7)
+        f, g = zipf_draws(rng, 50_000, m, z), zipf_draws(rng, 50_000, m, z, 7)
         exact = ss.exact_join_size(f, g)
         a = ss.SkimmedSketch(width, depth, seed=t, domain=m)
         a, b = a.copy().update(f), a.copy().update(g)

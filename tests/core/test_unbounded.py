@@ -6,12 +6,13 @@ import numpy as np
 import pytest
 
 import skimsketch as ss
+from experiments.metrics import paper_error
 from skimsketch import hierarchy as hi
 from skimsketch import skimmed
 from skimsketch.hashing import family
 from skimsketch.sizing import COUNTER_BYTES
 
-from .sketches import M64, fix_crc, paper_error, ref_mix
+from .sketches import M64, fix_crc, ref_mix
 
 
 
@@ -182,8 +183,9 @@ def test_unbounded_beats_hash_of_equal_memory_on_64bit_ids():
 
     # 10 heavy ids, found by the 64 KB hierarchy; they rarely collide, so the hash sketch of equal
     # memory is already near its floor (errors ~1e-4) and the hierarchy's share of the bytes is
-    # not recovered by skimming: the unbounded sketch is within 2x of it (docs/unbounded.md)
-    e = _errors(make, reps=4, size=65536)
+    # not recovered by skimming: the unbounded sketch is within 2x of it (docs/unbounded.md);
+    # errors this small are noisy, so the mean is over 12 pairs (1.2x measured; 4 pairs ranged to 2.3x)
+    e = _errors(make, reps=12, size=65536)
     assert e["unbounded"] <= 2 * e["hash"], f"unbounded {e['unbounded']:.5f} vs hash {e['hash']:.5f} at 64 KB"
 
 

@@ -1,4 +1,4 @@
-"""Windowed sketches (skimsketch.windows) against an independent brute-force reference.
+"""Windowed sketches (skimsketch.stream) against an independent brute-force reference.
 
 The reference re-implements the documented rule from scratch: an element is
 accepted iff ``ts >= watermark`` (watermark = max accepted timestamp so far -
@@ -94,7 +94,7 @@ def zipf_stream(seed, steps, per_step, jitter, late_every=0, z=1.2, deletes=0.1,
     for step in range(steps):
         side = "a" if rng.random() < 0.5 else "b"
         n = int(rng.integers(per_step // 2, per_step + 1))
-        keys = (rng.zipf(z, n) - 1) % domain + (0 if side == "a" else 3)  # B shifted by 3 (SPEC §6)
+        keys = (rng.zipf(z, n) - 1) % domain + (0 if side == "a" else 3)  # B shifted by 3 (the paper's shifted Zipf)
         keys %= domain
         ts = step - rng.integers(0, jitter + 1, n)
         if late_every and step % late_every == late_every - 1:
@@ -122,7 +122,7 @@ def test_tumbling_window_holds_only_the_current_pane():
 
 
 def test_sliding_window_with_unit_panes_is_the_last_w_time_units():
-    # slide = 1: valid on [ts, ts + window) exactly (seed 003's moving window)
+    # slide = 1: valid on [ts, ts + window) exactly (a moving window)
     t = ss.HashSketch(width=64, depth=3, seed=1)
     w = WindowedSketch.sliding(t, window=3, slide=1)
     for ts in range(6):
@@ -227,7 +227,7 @@ def test_exact_counter_matches_brute_force_over_stream():
 
 
 def test_total_results_in_order_stream_equals_probe_count():
-    # In-order arrivals, slide 1: every arrival probes the other window (NLJ of seed 003).
+    # In-order arrivals, slide 1: every arrival probes the other window (a nested-loop join).
     rng = np.random.default_rng(1)
     x = ExactWindowedJoin(window_a=5, window_b=3, slide=1)
     wa, wb, probes = [], [], 0
@@ -512,3 +512,12 @@ def test_total_results_estimate_worked_example():
     # (7@0,7@3) (7@1,7@3) (8@2,8@3) (8@4,8@3) - (7@6,7@6)
     assert x.total_results == 3
     assert j.total_results_estimate == 3.0  # keys 7 and 8 share no bucket here: every table is exact
+
+
+def test_pane_sketches_record_the_key_domain_of_string_keys():
+    w = WindowedSketch(ss.HashSketch(width=64, depth=3, seed=9), window=2, slide=1)
+    w.update(["a", None, "b"], timestamps=[0.1, 0.5, 1.2], weights=[1, 2, 3])
+    ref = ss.HashSketch(width=64, depth=3, seed=9).update(["a", None, "b"], weights=[1, 2, 3])
+    assert w.sketch_at().key_domain == "str" and w.sketch_at() == ref
+    with pytest.raises(ss.IncompatibleSketchError, match="key_domain"):
+        w.sketch_at().merge(ss.HashSketch(width=64, depth=3, seed=9).update([1]))

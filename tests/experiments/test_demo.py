@@ -15,7 +15,7 @@ def test_demo_prints_every_sketch_with_exact_answer(capsys):
     assert f"exact join size: {exact:,}" in out
     for name in ("AGMS (paper grid)", "hash sketch", "skimmed (paper grid)", "skimmed (default)",
                  "skimmed (unbounded)"):
-        line = next(l for l in out.splitlines() if l.startswith(name))
+        line = next(row for row in out.splitlines() if row.startswith(name))
         err = float(re.search(r"([\d.]+)%\s*$", line).group(1))
         assert 0 <= err < 1000, line
         nbytes = int(re.search(r"\d+x\d+\s+(\d+)", line).group(1))
