@@ -241,7 +241,12 @@ class Sketch:
         except Exception:
             self._key_domain = before
             raise
+        self._observed(batch, scalar)
         return self
+
+    def _observed(self, batch: CanonicalBatch, scalar) -> None:
+        """Hook run after a batch was applied (``scalar``: its scalar weight, or None): kinds
+        that keep state beyond the linear arrays (a key range) record it here."""
 
     def _batch_delta(self, batch: CanonicalBatch):
         """({array name: delta}, total weight) of one canonical batch."""
