@@ -139,11 +139,19 @@ def domain_candidates(seed: int, width: int, depth: int, domain: int) -> Candida
     return _range_hashes(seed, width, depth, 0, domain - 1)
 
 
+RANGE_ALIGN = 1 << 10  # key-range scans are widened to multiples of this: the two sides of a join share a cache entry
+
+
 def range_candidates(seed: int, width: int, depth: int, low: int, high: int) -> Candidates:
-    """Every key of ``[low, high]`` (at most ``MAX_SCAN_DOMAIN``; cached like the domain scan)."""
-    if not 0 <= high - low < MAX_SCAN_DOMAIN:
+    """Every key of ``[low, high]``, widened outwards to multiples of ``RANGE_ALIGN`` within int64
+    (at most ``MAX_SCAN_DOMAIN`` keys; cached like the domain scan)."""
+    lo = max(low - low % RANGE_ALIGN, -(2**63))
+    hi = min(high - high % RANGE_ALIGN + RANGE_ALIGN - 1, 2**63 - 1)
+    if hi - lo >= MAX_SCAN_DOMAIN:
+        lo, hi = low, high
+    if not 0 <= hi - lo < MAX_SCAN_DOMAIN:
         raise ValueError(f"a key-range scan is limited to {MAX_SCAN_DOMAIN} keys, got [{low}, {high}]")
-    return _range_hashes(seed, width, depth, low, high)
+    return _range_hashes(seed, width, depth, lo, hi)
 
 
 def no_candidates(depth: int) -> Candidates:
