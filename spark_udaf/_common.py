@@ -6,6 +6,8 @@ Python workers.
 
 from __future__ import annotations
 
+import re
+from contextlib import contextmanager
 from functools import reduce
 
 import skimsketch as ss
@@ -18,15 +20,18 @@ __all__ = [
     "check_weight_fits",
     "field_of",
     "key_family",
+    "keys_join",
     "load_sketch",
     "merge_blobs",
     "require_sketch",
+    "worker_errors",
 ]
 
-#: Spark SQL types accepted as join keys (docs/inputs.md: integers, strings, bytes).
-KEY_TYPE_NAMES = ("tinyint", "smallint", "int", "bigint", "string", "binary")
-#: Spark SQL types accepted as weights.
-WEIGHT_TYPE_NAMES = ("tinyint", "smallint", "int", "bigint", "float", "double")
+#: Spark SQL types accepted as join keys (docs/inputs.md: integers, strings, bytes; floats only
+#: when integral and below 2**53 in magnitude, checked per value; ``void``: an all-NULL column).
+KEY_TYPE_NAMES = ("tinyint", "smallint", "int", "bigint", "float", "double", "string", "binary", "void")
+#: Spark SQL types accepted as weights (and DECIMAL(p, s); ``void``: all NULL, every row skipped).
+WEIGHT_TYPE_NAMES = ("tinyint", "smallint", "int", "bigint", "float", "double", "void")
 
 
 def field_of(df, column: str):
@@ -44,9 +49,17 @@ def _type_name(dtype) -> str:
     return dtype.simpleString()
 
 
-def key_family(type_name: str) -> str:
-    """'int' for integer keys, 'bytes' for string/binary keys (they hash alike)."""
+def key_family(type_name: str) -> str | None:
+    """'int' for integer (and float) keys, 'bytes' for string/binary keys (they hash alike), ``None`` for void."""
+    if type_name == "void":
+        return None
     return "bytes" if type_name in ("string", "binary") else "int"
+
+
+def keys_join(type_a: str, type_b: str) -> bool:
+    """Whether key columns of these Spark types can join (one family; an all-NULL column joins any)."""
+    fa, fb = key_family(type_a), key_family(type_b)
+    return fa is None or fb is None or fa == fb
 
 
 def _check_field(df, column: str, role: str, allowed, hint: str = ""):
@@ -80,6 +93,26 @@ def check_weight_fits(field, sketch) -> None:
             f"weight column {field.name!r} has type {_type_name(t)} (fractional) but the sketch has integer "
             "counters: create it with dtype='float64', or CAST the column to an integer type"
         )
+
+
+#: A skimsketch error raised inside a Spark task, as its class and message appear in the task's error.
+_WORKER_ERROR = re.compile(r"skimsketch\.errors\.(KeyTypeError|CounterOverflowError|KeyDomainError): ([^\n]*)")
+
+
+@contextmanager
+def worker_errors():
+    """Re-raise a skimsketch input error from a Spark task as that error on the driver.
+
+    The core's message (naming the argument, the value and the remedy) would
+    otherwise sit at the bottom of a long Java trace; other errors pass unchanged.
+    """
+    try:
+        yield
+    except Exception as e:
+        m = _WORKER_ERROR.search(str(e))
+        if m is None:
+            raise
+        raise getattr(ss, m.group(1))(m.group(2).strip()) from None
 
 
 def require_sketch(sketch, what: str = "sketch"):

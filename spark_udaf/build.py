@@ -18,9 +18,10 @@ from ._common import (
     check_weight_field,
     check_weight_fits,
     field_of,
-    key_family,
+    keys_join,
     merge_blobs,
     require_sketch,
+    worker_errors,
 )
 from .parquet import plain_parquet_scan, sketch_parquet_scan
 from .partials import CHUNK_ROWS, PartialAccumulator
@@ -131,11 +132,12 @@ def sketch_column(df, column: str, sketch, weight: str | None = None, *, merge: 
     if parquet_fast_path and sketch_parquet_scan(df, column, sketch, weight, chunk_rows=chunk_rows):
         return sketch
     parts = sketch_partials(df, column, sketch, weight, chunk_rows=chunk_rows)
-    if merge == "driver":
-        blobs = [r[0] for r in parts.collect()]
-    else:
-        blob = parts.rdd.map(lambda r: bytes(r[0])).treeAggregate(None, _merge_two, _merge_two, depth=2)
-        blobs = [] if blob is None else [blob]
+    with worker_errors():
+        if merge == "driver":
+            blobs = [r[0] for r in parts.collect()]
+        else:
+            blob = parts.rdd.map(lambda r: bytes(r[0])).treeAggregate(None, _merge_two, _merge_two, depth=2)
+            blobs = [] if blob is None else [blob]
     total = merge_blobs(blobs, "partial sketch")
     if total is not None:
         sketch.merge(total)
@@ -195,13 +197,14 @@ def sketch_pair(left, lcol: str, right, rcol: str, template, lweight: str | None
     require_sketch(template, "template")
     lt = check_key_field(left, lcol).dataType.simpleString()
     rt = check_key_field(right, rcol).dataType.simpleString()
-    if key_family(lt) != key_family(rt):
+    if not keys_join(lt, rt):
         raise ValueError(f"key columns {lcol!r} and {rcol!r} have incompatible types {lt} and {rt}")
     side = "__skim_side"
     parts = (sketch_partials(left, lcol, template, lweight, chunk_rows=chunk_rows).withColumn(side, F.lit(0))
              .unionByName(sketch_partials(right, rcol, template, rweight, chunk_rows=chunk_rows)
-                          .withColumn(side, F.lit(1)))
-             .collect())
+                          .withColumn(side, F.lit(1))))
+    with worker_errors():
+        parts = parts.collect()
     out = []
     for tag in (0, 1):
         sk = merge_blobs([r[_SKETCH_COL] for r in parts if r[side] == tag], "partial sketch")

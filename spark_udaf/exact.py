@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from ._common import check_key_field, check_weight_field, key_family
+from ._common import check_key_field, check_weight_field, keys_join, worker_errors
 
 __all__ = ["exact_join_size", "exact_self_join_size", "frequencies"]
 
@@ -48,6 +48,8 @@ def _frequencies(df, column: str, weight: str | None = None, *, as_float: bool =
     key = F.col(column)
     if f.dataType.simpleString() == "string":
         key = key.cast("binary")
+    elif f.dataType.simpleString() in ("float", "double"):
+        key = _float_key(key, column)
     ctype = "double" if as_float else "decimal(38,0)"
     if weight is None:
         value = F.lit(1)
@@ -60,10 +62,23 @@ def _frequencies(df, column: str, weight: str | None = None, *, as_float: bool =
     return rows.groupBy(_K).agg(F.sum(_C).cast(ctype).alias(_C + suffix))
 
 
+def _float_key(key, column: str):
+    """A FLOAT/DOUBLE key column as BIGINT under the core's rule (docs/inputs.md): NaN is NULL,
+    integral values below 2**53 in magnitude are those integers, any other value raises."""
+    from pyspark.sql import functions as F
+
+    bad = (F.abs(key) >= F.lit(2.0 ** 53)) | (key != F.floor(key))
+    message = F.concat(F.lit(f"skimsketch.errors.KeyTypeError: float key in column {column!r} is not an integer "
+                             "below 2**53 in magnitude: "), key.cast("string"),
+                       F.lit(" (cast the column to BIGINT, or use integer, string or binary keys)"))
+    return F.when(F.isnan(key), F.lit(None).cast("bigint")).when(bad, F.raise_error(message).cast("bigint")) \
+        .otherwise(key.cast("bigint"))
+
+
 def _check_keys(left, lcol, right, rcol):
     lf, rf = check_key_field(left, lcol), check_key_field(right, rcol)
     lt, rt = lf.dataType.simpleString(), rf.dataType.simpleString()
-    if key_family(lt) != key_family(rt):
+    if not keys_join(lt, rt):
         raise ValueError(
             f"key columns {lcol!r} ({lt}) and {rcol!r} ({rt}) cannot join: integer keys only join integer keys, "
             "string/binary keys only string/binary keys (as in the sketches' hashing)"
@@ -101,7 +116,8 @@ def exact_join_size(left, lcol: str, right, rcol: str, lweight: str | None = Non
     prod = F.col(_C + "_l") * F.col(_C + "_r")
     if not as_float:
         prod = prod.cast("decimal(38,0)")
-    row = fl.join(fr, on=_K, how="inner").agg(F.sum(prod).alias("j"), F.count(F.lit(1)).alias("n")).collect()[0]
+    with worker_errors():
+        row = fl.join(fr, on=_K, how="inner").agg(F.sum(prod).alias("j"), F.count(F.lit(1)).alias("n")).collect()[0]
     return _result(_checked(row), as_float)
 
 
@@ -114,4 +130,6 @@ def exact_self_join_size(df, column: str, weight: str | None = None):
     sq = F.col(_C) * F.col(_C)
     if not as_float:
         sq = sq.cast("decimal(38,0)")
-    return _result(_checked(fr.agg(F.sum(sq).alias("j"), F.count(F.lit(1)).alias("n")).collect()[0]), as_float)
+    with worker_errors():
+        row = fr.agg(F.sum(sq).alias("j"), F.count(F.lit(1)).alias("n")).collect()[0]
+    return _result(_checked(row), as_float)

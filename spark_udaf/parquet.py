@@ -36,7 +36,15 @@ import logging
 
 import pyarrow as pa
 
-from ._common import check_key_field, check_weight_field, check_weight_fits, field_of, merge_blobs, require_sketch
+from ._common import (
+    check_key_field,
+    check_weight_field,
+    check_weight_fits,
+    field_of,
+    merge_blobs,
+    require_sketch,
+    worker_errors,
+)
 from .partials import CHUNK_ROWS, PartialAccumulator
 
 __all__ = ["plain_parquet_scan", "sketch_parquet_scan", "stored_type_reads_as"]
@@ -284,7 +292,8 @@ def sketch_parquet_scan(df, column: str, sketch, weight: str | None = None, *, t
         return False
     specs = [_spec(field_of(df, c).dataType) for c in columns]
     build = _split_builder(sketch.empty_like().to_bytes(), columns, specs, chunk_rows)
-    rows = sc.parallelize(splits, max(1, min(n, len(splits)))).mapPartitions(build).collect()
+    with worker_errors():
+        rows = sc.parallelize(splits, max(1, min(n, len(splits)))).mapPartitions(build).collect()
     declined = [payload for status, payload in rows if status == _DECLINE]
     if declined:
         _LOG.info("Parquet fast path declined: %s", declined[0])

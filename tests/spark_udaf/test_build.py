@@ -125,8 +125,11 @@ def test_bad_inputs_name_the_problem(spark, frame):
     sk = ss.HashSketch(width=32, depth=3, seed=1)
     with pytest.raises(ValueError, match="column 'nope' not found"):
         spark_udaf.sketch_column(df, "nope", sk)
-    dbl = spark.createDataFrame([(1.5,)], "x double")
-    with pytest.raises(ss.KeyTypeError, match="key column 'x' has type double"):
+    dates = spark.sql("SELECT DATE'2024-01-01' AS x")
+    with pytest.raises(ss.KeyTypeError, match="key column 'x' has type date"):
+        spark_udaf.sketch_column(dates, "x", sk)
+    dbl = spark.createDataFrame([(1.5,)], "x double")  # float keys: integral values only (checked per value)
+    with pytest.raises(ss.KeyTypeError, match="float key 1.5 is not integral"):
         spark_udaf.sketch_column(dbl, "x", sk)
     with pytest.raises(ss.KeyTypeError, match="weight column 's' has type string"):
         spark_udaf.sketch_column(df, "k", sk, weight="s")
