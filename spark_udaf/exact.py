@@ -51,15 +51,36 @@ def _frequencies(df, column: str, weight: str | None = None, *, as_float: bool =
     elif f.dataType.simpleString() in ("float", "double"):
         key = _float_key(key, column)
     ctype = "double" if as_float else "decimal(38,0)"
-    if weight is None:
-        value = F.lit(1)
-    else:
-        check_weight_field(df, weight)
-        value = F.col(weight)
+    value = F.lit(1) if weight is None else _weight_value(df, weight)
     rows = df.select(key.alias(_K), value.cast(ctype).alias(_C)).where(F.col(_K).isNotNull())
     if weight is not None:
         rows = rows.where(F.col(_C).isNotNull())
     return rows.groupBy(_K).agg(F.sum(_C).cast(ctype).alias(_C + suffix))
+
+
+def _raise(message_parts):
+    """``raise_error`` whose message carries the core's error class (see ``worker_errors``)."""
+    from pyspark.sql import functions as F
+
+    parts = [F.lit(p) if isinstance(p, str) else p.cast("string") for p in message_parts]
+    return F.raise_error(F.concat(F.lit("skimsketch.errors.KeyTypeError: "), *parts))
+
+
+def _weight_value(df, weight: str):
+    """The weight column under the core's rule (docs/inputs.md): NaN is NULL (the row is skipped),
+    infinity raises, integer values beyond int64 raise."""
+    from pyspark.sql import functions as F
+
+    t = check_weight_field(df, weight).dataType
+    w = F.col(weight)
+    if t.simpleString() in ("float", "double"):
+        bad = _raise([f"weights contain NaN or infinity: column {weight!r} holds ", w])
+        return F.when(F.isnan(w), F.lit(None).cast(t)).when(F.abs(w) == F.lit(float("inf")), bad.cast(t)) \
+            .otherwise(w)
+    if t.simpleString().startswith("decimal(") and t.scale == 0 and t.precision > 18:
+        bad = _raise(["weights value ", w, f" in column {weight!r} does not fit in int64"])
+        return F.when((w > F.lit(2**63 - 1)) | (w < F.lit(-(2**63))), bad.cast(t)).otherwise(w)
+    return w
 
 
 def _float_key(key, column: str):
@@ -68,10 +89,9 @@ def _float_key(key, column: str):
     from pyspark.sql import functions as F
 
     bad = (F.abs(key) >= F.lit(2.0 ** 53)) | (key != F.floor(key))
-    message = F.concat(F.lit(f"skimsketch.errors.KeyTypeError: float key in column {column!r} is not an integer "
-                             "below 2**53 in magnitude: "), key.cast("string"),
-                       F.lit(" (cast the column to BIGINT, or use integer, string or binary keys)"))
-    return F.when(F.isnan(key), F.lit(None).cast("bigint")).when(bad, F.raise_error(message).cast("bigint")) \
+    message = _raise([f"float key in column {column!r} is not an integer below 2**53 in magnitude: ", key,
+                      " (cast the column to BIGINT, or use integer, string or binary keys)"])
+    return F.when(F.isnan(key), F.lit(None).cast("bigint")).when(bad, message.cast("bigint")) \
         .otherwise(key.cast("bigint"))
 
 
