@@ -141,7 +141,7 @@ def _arrow_type(spec: tuple):
     if spec[0] == "decimal":
         return pa.decimal128(spec[1], spec[2])
     return {"int": pa.int64(), "float": pa.float64(), "string": pa.large_string(),
-            "binary": pa.large_binary()}[spec[0]]
+            "binary": pa.large_binary(), "void": pa.null()}[spec[0]]
 
 
 def _arrow_uri(uri: str) -> str:
