@@ -27,7 +27,8 @@ import numpy as np
 
 from .errors import KeyTypeError
 
-__all__ = ["CanonicalBatch", "canonical_key", "canonicalize", "fingerprint64", "fingerprint64_many", "scalar_weight"]
+__all__ = ["CanonicalBatch", "canonical_key", "canonicalize", "drop_null_weights", "fingerprint64",
+           "fingerprint64_many", "scalar_weight", "select_rows"]
 
 _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 # Largest float magnitude that converts to int64 exactly and safely.
@@ -525,6 +526,25 @@ def _weight_nulls(weights, n: int):
     if null is None or null.ndim != 1 or len(null) != n or not null.any():
         return None
     return null
+
+
+def select_rows(values, keep: np.ndarray):
+    """``values`` (an aligned array: list, numpy, pandas, pyarrow) restricted to the rows of ``keep``."""
+    return _drop_weights(values, keep)
+
+
+def drop_null_weights(weights, n: int):
+    """``(weights without their null rows, keep mask)``; the mask is ``None`` when no weight is null.
+
+    The null weights of docs/inputs.md (``None``, NaN, ``pandas.NA``, Arrow
+    nulls) mark rows to skip, as SQL ``SUM`` skips them: callers drop the same
+    rows from their keys (and timestamps) with :func:`select_rows`.
+    """
+    null = _weight_nulls(weights, n)
+    if null is None:
+        return weights, None
+    keep = ~null
+    return _drop_weights(weights, keep), keep
 
 
 def _drop_weights(weights, keep: np.ndarray):
