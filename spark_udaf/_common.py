@@ -15,6 +15,7 @@ import skimsketch as ss
 __all__ = [
     "KEY_TYPE_NAMES",
     "WEIGHT_TYPE_NAMES",
+    "check_columns",
     "check_key_field",
     "check_weight_field",
     "check_weight_fits",
@@ -113,6 +114,27 @@ def worker_errors():
         if m is None:
             raise
         raise getattr(ss, m.group(1))(m.group(2).strip()) from None
+
+
+def check_columns(df, column: str, sketch, weight: str | None = None) -> None:
+    """Everything ``df``'s schema already tells about sketching ``df[column]`` into ``sketch``, on the driver.
+
+    The key type, the weight type, a fractional DECIMAL weight for integer
+    counters, and string/binary keys for a sketch over a bounded integer
+    domain (they hash to 64-bit integers outside it). Raises before any scan;
+    what only the values can tell is checked by the core in the tasks.
+    """
+    key = check_key_field(df, column)
+    if weight is not None:
+        if weight == column:
+            raise ValueError(f"key and weight must be different columns, got {column!r} twice")
+        check_weight_fits(check_weight_field(df, weight), sketch)
+    domain = getattr(sketch, "domain", None)
+    if domain is not None and key_family(_type_name(key.dataType)) == "bytes":
+        raise ss.KeyDomainError(
+            f"key column {column!r} has type {_type_name(key.dataType)} but the sketch's keys are integers in "
+            f"[0, {domain}) (string keys hash outside it): use an unbounded sketch (domain=None) or integer keys"
+        )
 
 
 def require_sketch(sketch, what: str = "sketch"):

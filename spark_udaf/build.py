@@ -14,9 +14,9 @@ from __future__ import annotations
 import skimsketch as ss
 
 from ._common import (
+    check_columns,
     check_key_field,
     check_weight_field,
-    check_weight_fits,
     field_of,
     keys_join,
     merge_blobs,
@@ -99,9 +99,8 @@ def sketch_partials(df, column: str, sketch, weight: str | None = None, by=None,
     by = _normalise_by(by)
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be positive, got {chunk_rows}")
+    check_columns(df, column, sketch, weight)
     selected = _selected(df, column, weight, by)
-    if weight is not None:
-        check_weight_fits(field_of(df, weight), sketch)
     out = StructType([field_of(df, b) for b in by] + [StructField(_SKETCH_COL, BinaryType(), False)])
     template = sketch.empty_like().to_bytes()
     return selected.mapInArrow(_partition_builder(template, weight is not None, len(by), chunk_rows), out)

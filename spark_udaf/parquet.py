@@ -37,9 +37,7 @@ import logging
 import pyarrow as pa
 
 from ._common import (
-    check_key_field,
-    check_weight_field,
-    check_weight_fits,
+    check_columns,
     field_of,
     merge_blobs,
     require_sketch,
@@ -270,13 +268,8 @@ def sketch_parquet_scan(df, column: str, sketch, weight: str | None = None, *, t
     files = plain_parquet_scan(df)
     if not files:
         return False
-    fields = [check_key_field(df, column)]
-    if weight is not None:
-        fields.append(check_weight_field(df, weight))
-        check_weight_fits(fields[1], sketch)
+    check_columns(df, column, sketch, weight)
     columns = [column] + ([weight] if weight is not None else [])
-    if len(set(columns)) != len(columns):
-        return False  # the general path raises its own error
     why = _driver_decline(df, columns)
     if why is None:
         sc = df.sparkSession.sparkContext

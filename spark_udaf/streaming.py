@@ -58,7 +58,7 @@ from skimsketch.stream import (
 )
 from skimsketch.stream.checkpoint import sketch_digest
 
-from ._common import check_key_field, check_weight_field, check_weight_fits, field_of
+from ._common import check_columns, field_of
 from .build import sketch_by, sketch_column
 
 __all__ = ["STATE_FILE", "StreamingSketch", "read_state"]
@@ -303,9 +303,7 @@ class StreamingSketch:
         the streaming DataFrame when passing the handler to ``foreachBatch``.
         Every batch is checked again before it is read.
         """
-        check_key_field(df, self.column)
-        if self.weight is not None:
-            check_weight_fits(check_weight_field(df, self.weight), self._template)
+        check_columns(df, self.column, self._template, self.weight)
         return None if self.timestamp is None else self._timestamp_type(df.schema)
 
     def _timestamp_type(self, schema) -> str:

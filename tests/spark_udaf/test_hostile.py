@@ -223,3 +223,29 @@ def test_core_only_inputs_spark_cannot_express():
         ss.HashSketch(W, D, seed=S).update([1, "a"])
     with pytest.raises(ss.KeyTypeError, match="non-integral weight"):
         ss.HashSketch(W, D, seed=S).update([1, 2], weights=[1, 2.5])
+
+
+def test_what_the_schema_tells_is_raised_on_the_driver_before_any_scan(spark_sql):
+    """Tables that fail when scanned: the schema errors must come first, from the driver."""
+    spark = spark_sql
+    poisoned = "CAST(CASE WHEN id >= 0 THEN raise_error('scanned') END AS {t})"
+    strings = spark.sql(f"SELECT {poisoned.format(t='STRING')} AS k, 1L AS w FROM range(3)")
+    ints = spark.sql(f"SELECT {poisoned.format(t='BIGINT')} AS k, 'x' AS s, 2.5BD AS m FROM range(3)")
+    with pytest.raises(ss.KeyDomainError, match="key column 'k' has type string.*domain=None"):
+        spark_udaf.sketch_column(strings, "k", ss.SkimmedSketch(W, D, seed=S, domain=1000))
+    with pytest.raises(ss.KeyTypeError, match="weight column 's' has type string"):
+        spark_udaf.estimate_join_size(ints, "k", ints, "k", rweight="s", sketch=ss.HashSketch(W, D, seed=S))
+    with pytest.raises(ss.KeyTypeError, match=r"weight column 'm' has type decimal\(2,1\)"):
+        spark_udaf.estimate_join_size(ints, "k", ints, "k", rweight="m", sketch=ss.HashSketch(W, D, seed=S))
+    with pytest.raises(ValueError, match="key and weight must be different columns"):
+        spark_udaf.sketch_column(ints, "k", ss.HashSketch(W, D, seed=S), weight="k")
+    with pytest.raises(Exception, match="scanned"):  # the tables really fail when scanned
+        spark_udaf.sketch_column(ints, "k", ss.HashSketch(W, D, seed=S))
+
+
+def test_an_all_null_key_column_joins_any_key_column(spark_sql):
+    nulls = spark_sql.sql("SELECT NULL AS k FROM range(2)")
+    strings = spark_sql.sql("SELECT 'a' AS k")
+    assert spark_udaf.exact_join_size(nulls, "k", strings, "k") == 0 == ss.exact_join_size([None, None], ["a"])
+    a, b = spark_udaf.sketch_pair(nulls, "k", strings, "k", ss.HashSketch(W, D, seed=S))
+    assert a.null_weight == 2 and a.join_size(b).value == 0
