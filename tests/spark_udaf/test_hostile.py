@@ -44,6 +44,8 @@ class Case:
     error: str | None = None  # regex every path's error must match; None: every path succeeds
     python: tuple | None = None  # (keys, weights) as plain Python values giving the same bytes
     exact_error: str | None = None  # when the exact sizes fail differently from the sketches ("" : they succeed)
+    skimmed: bool = False  # a SkimmedSketch (SQL: skim_skimmed_sketch) over keys in [0, domain), or unbounded
+    domain: int | None = None
 
 
 def _vals(rows, ty):
@@ -114,6 +116,15 @@ CASES = [
     Case("string weights", "SELECT 1 AS k, '1' AS w", weighted=True, error=r"(?i)weights?.*str"),
     Case("all-NULL (void) weights skip every row", "SELECT 1 AS k, NULL AS w FROM range(2)", weighted=True,
          python=([], [])),
+    # -- bounded and unbounded skimmed sketches (skim_skimmed_sketch) ----------------------------
+    Case("skimmed, keys inside the domain", _vals(["(0)", "(99)", "(5)", "(NULL)"], "k"), skimmed=True, domain=100,
+         python=([0, 99, 5, None], None)),
+    Case("skimmed, a key outside the domain", _vals(["(0)", "(100)"], "k"), skimmed=True, domain=100,
+         error=r"key 100 is outside the declared domain \[0, 100\)", exact_error=""),
+    Case("skimmed, string keys for a bounded domain", _vals(["('a')"], "k"), skimmed=True, domain=100,
+         error=r"(?i)key.*domain", exact_error=""),
+    Case("skimmed, unbounded string keys", _vals(["('a')", "('b')", "('a')"], "k"), skimmed=True,
+         python=(["a", "b", "a"], None)),
     Case("mixed int and double weights: Spark coerces to double",
          "SELECT 1 AS k, 2 AS w UNION ALL SELECT 2 AS k, 0.5D AS w", weighted=True, dtype="float64",
          python=([1, 2], [2.0, 0.5])),
@@ -135,14 +146,19 @@ def _outcome(fn):
 
 
 def _sketch(case):
+    if case.skimmed:
+        return ss.SkimmedSketch(W, D, seed=S, domain=case.domain, dtype=case.dtype)
     return ss.HashSketch(W, D, seed=S, dtype=case.dtype)
 
 
 def _sql_bytes(spark, case, partials: bool):
+    domain = "NULL" if case.domain is None else case.domain
     if partials:
         cols = "k AS key, w AS weight" if case.weighted else "k AS key"
-        q = (f"SELECT skim_merge(sketch) AS s FROM skim_sketch_partials(TABLE(SELECT {cols} FROM hostile), "
-             f"{W}, {D}, {S})")
+        params = f"{W}, {D}, {S}" + (f", {domain}" if case.skimmed else "")
+        q = f"SELECT skim_merge(sketch) AS s FROM skim_sketch_partials(TABLE(SELECT {cols} FROM hostile), {params})"
+    elif case.skimmed:
+        q = f"SELECT skim_skimmed_sketch(k, {W}, {D}, {S}, {domain}) AS s FROM hostile"
     elif case.weighted:
         q = f"SELECT skim_sketch_weighted(k, w, {W}, {D}, {S}) AS s FROM hostile"
     else:
