@@ -75,6 +75,8 @@ def test_deletes_cancel_to_the_empty_sketch(kind, data):
     sk.update(list(reversed(keys)), weights=[-w for w in reversed(weights)])
     assert_same(sk, make(kind, dtype))
     assert sk.is_empty and sk.total_weight == 0 and sk.null_weight == 0
+    e = sk.self_join_size()
+    assert (e.value, e.low, e.high) == (0, 0, 0)  # an empty sketch answers exactly
     inserted = make(kind, dtype).update(keys, weights=weights)
     assert_same(inserted.subtract(make(kind, dtype).update(keys, weights=weights)), make(kind, dtype))
 
@@ -108,6 +110,17 @@ def test_single_key_answers_are_exact(kind, key, weights, nulls):
     assert ss.exact_self_join_size([key] * len(weights), weights) == f * f
     assert sk.self_join_size().value == f * f
     assert sk.frequency(key).value == f
+
+
+@settings(max_examples=30, deadline=None)
+@given(key=st.integers(0, DOMAIN - 1), fw=st.lists(INT_W, min_size=1, max_size=10),
+       gw=st.lists(INT_W, min_size=1, max_size=10))
+def test_single_key_join_is_exact(kind, key, fw, gw):
+    a = make(kind).update([key] * len(fw), weights=fw)
+    b = make(kind).update([key] * len(gw), weights=gw)
+    want = ss.exact_join_size([key] * len(fw), [key] * len(gw), weights_f=fw, weights_g=gw)
+    assert want == sum(fw) * sum(gw)
+    assert a.join_size(b).value == want
 
 
 @settings(max_examples=30, deadline=None)
