@@ -254,12 +254,14 @@ class Sketch:
         if w is None:
             total = len(batch.keys)
         elif self.float_counters:
-            total = float(w.sum())
+            with np.errstate(over="ignore"):  # an infinite total is refused by the state, naming the overflow
+                total = float(w.sum())
         else:
             if float(np.abs(w).sum(dtype=np.float64)) >= I64.max:
                 raise CounterOverflowError("the batch's weights sum beyond int64; the sketch is unchanged")
             total = int(w.sum())
-        return self._delta(batch.keys, w), total
+        with np.errstate(over="ignore", invalid="ignore"):  # float overflow (inf, NaN) is refused by the state
+            return self._delta(batch.keys, w), total
 
     def _delta(self, keys: np.ndarray, weights: np.ndarray | None) -> dict:
         """``{state array name: delta}`` of a batch of canonical keys."""

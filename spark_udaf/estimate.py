@@ -8,7 +8,7 @@ import time
 
 import skimsketch as ss
 
-from ._common import check_weight_field, require_sketch
+from ._common import check_columns, check_weight_field, require_sketch
 from .build import plain_parquet_scan, sketch_column, sketch_pair, sketch_parquet
 from .exact import _check_keys, exact_join_size
 
@@ -86,6 +86,8 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
     _check_keys(left, lcol, right, rcol)
     template = _default_sketch(left, lweight, right, rweight, width, depth, seed) if sketch is None \
         else require_sketch(sketch, "sketch")
+    check_columns(left, lcol, template, lweight)  # both sides, before either is scanned
+    check_columns(right, rcol, template, rweight)
     t0 = time.perf_counter()
     if lpath is not None or rpath is not None:
         a = sketch_parquet(spark, lpath, lcol, template.empty_like(), lweight) if lpath is not None \
