@@ -65,7 +65,8 @@ from .state import LinearState
 __all__ = ["DEFAULT_HIER_DEPTH", "DEFAULT_SKIM_FACTOR", "SkimResult", "SkimmedSketch", "default_hier_width"]
 
 DEFAULT_SKIM_FACTOR = 1.0
-SEARCHES = ("range", "prefix")  # candidate sources of unbounded keys (module docstring)
+SEARCHES = ("range", "prefix")
+ROUNDING = 1e-9  # relative floor of interval half-widths (float64 sums of the dense terms)  # candidate sources of unbounded keys (module docstring)
 # unbounded keys: prefix hierarchy shape (see skimsketch.hierarchy and docs/unbounded.md)
 DEFAULT_HIER_DEPTH = 4
 HIER_WIDTH_DIVISOR = 8  # default hierarchy width: the power of two <= width / HIER_WIDTH_DIVISOR
@@ -513,7 +514,9 @@ class SkimmedSketch(HashSketch):
         # (F2(x) F2(y) + (x·y)^2) / width; the terms are correlated, so their deviations add
         sd = sum(math.sqrt((x * y + m * m) / self._width) for (x, y), m in zip(pairs, means))
         k = normal_median_k(self._depth, conf) if bound == "normal" else chebyshev_k(self._depth, conf)
-        half = k * sd
+        # floating-point floor: a skim that explains every counter leaves sd ~ 0, and the value
+        # still carries the rounding of sums over thousands of dense keys
+        half = k * sd + ROUNDING * (abs(dense_dense) + float(np.abs(terms).sum(axis=0).max()))
         return Estimate(
             value, value - half, value + half, conf, self.METHOD,
             {
