@@ -117,7 +117,7 @@ class SkimmedSketch(HashSketch):
 
     def __init__(self, width: int, depth: int, seed: int = 0, domain: int | None = None,
                  dtype: str = "int64", skim_factor: float = DEFAULT_SKIM_FACTOR,
-                 hier_width: int | None = None, hier_depth: int | None = None):
+                 hier_width: int | None = None, hier_depth: int | None = None, exact: bool = False):
         if domain is not None and (
             isinstance(domain, bool) or not isinstance(domain, (int, np.integer)) or not 1 <= domain < 2**63
         ):
@@ -134,7 +134,7 @@ class SkimmedSketch(HashSketch):
             raise ValueError(f"skim_factor must be a positive finite number, got {skim_factor!r}")
         if domain is not None and (hier_width is not None or hier_depth is not None):
             raise ValueError("hier_width and hier_depth only apply to unbounded keys (domain=None)")
-        super().__init__(width, depth, seed, dtype)
+        super().__init__(width, depth, seed, dtype, exact)
         self._domain_size = None if domain is None else int(domain)
         self._skim_factor = float(skim_factor)
         if domain is None:
@@ -150,8 +150,8 @@ class SkimmedSketch(HashSketch):
                 raise ValueError(f"hier_depth must be an int in [{MIN_HIER_DEPTH}, {MAX_HIER_DEPTH}], got {hd!r}")
             self._hier_lg = int(hw).bit_length() - 1
             self._hier_depth = int(hd)
-            self._state = LinearState({"counters": (self._depth, self._width),
-                                       "hierarchy": (LEVELS, self._hier_depth, 1 << self._hier_lg)}, self._dtype)
+            if self._exact is None:
+                self._state = LinearState(self._state_shapes(), self._dtype)
 
     @property
     def domain(self) -> int | None:
@@ -164,16 +164,17 @@ class SkimmedSketch(HashSketch):
 
     @property
     def hier_width(self) -> int | None:
-        return None if self._hier is None else 1 << self._hier_lg
+        return None if self._domain_size is not None else 1 << self._hier_lg
 
     @property
     def hier_depth(self) -> int | None:
-        return None if self._hier is None else self._hier_depth
+        return None if self._domain_size is not None else self._hier_depth
 
     @property
     def hierarchy_counters(self) -> np.ndarray | None:
-        """Read-only (6, hier_depth, hier_width) prefix-level counters (``None`` with a domain)."""
-        return None if self._hier is None else self._state.view("hierarchy")
+        """Read-only (6, hier_depth, hier_width) prefix-level counters (``None`` with a domain; in
+        exact mode the counters it would convert to)."""
+        return None if self._domain_size is not None else self._counter_state().view("hierarchy")
 
     @property
     def skim_factor(self) -> float:
@@ -182,7 +183,7 @@ class SkimmedSketch(HashSketch):
     @property
     def params(self) -> dict:
         p = dict(super().params, domain=self._domain_size, skim_factor=self._skim_factor)
-        if self._hier is not None:
+        if self._domain_size is None:
             p.update(hier_width=1 << self._hier_lg, hier_depth=self._hier_depth)
         return p
 
@@ -197,13 +198,22 @@ class SkimmedSketch(HashSketch):
         return type(self)(**self.params)
 
     # -- state beyond the main counters (unbounded keys: the hierarchy) --------
+    def _state_shapes(self) -> dict:
+        shapes = super()._state_shapes()
+        if self._domain_size is None:
+            shapes["hierarchy"] = (LEVELS, self._hier_depth, 1 << self._hier_lg)
+        return shapes
+
+    def _hier_shape(self) -> tuple[int, int]:
+        return (0, 0) if self._domain_size is not None else (self._hier_lg, self._hier_depth)
+
     @property
     def _hier(self) -> np.ndarray | None:
-        return self._state.array("hierarchy") if self._domain_size is None else None
+        return self._counter_state().array("hierarchy") if self._domain_size is None else None
 
     def _delta(self, keys, weights):
         delta = super()._delta(keys, weights)
-        if self._hier is not None:
+        if self._domain_size is None:
             delta["hierarchy"] = hierarchy(self._seed, self._hier_lg, self._hier_depth).delta(
                 keys, weights, self.float_counters)
         return delta
@@ -222,7 +232,7 @@ class SkimmedSketch(HashSketch):
         return self._skim_factor
 
     def _extension(self, counter_width: int) -> bytes:
-        if self._hier is None:
+        if self._domain_size is not None:
             return b""
         return fmt.encode_hierarchy(self._hier_lg, self._hier_depth, self._hier, self.float_counters, counter_width)
 
@@ -230,9 +240,16 @@ class SkimmedSketch(HashSketch):
     def _from_header(cls, head, ext):
         dtype = "float64" if head.float_counters else "int64"
         if head.domain is not None:
-            if ext:
+            if ext and not head.exact:
                 raise CorruptSketchError(f"a skimmed sketch with a domain has no extension, found {len(ext)} bytes")
-            return cls(head.width, head.depth, head.seed, domain=head.domain, dtype=dtype, skim_factor=head.param)
+            return cls(head.width, head.depth, head.seed, domain=head.domain, dtype=dtype, skim_factor=head.param,
+                       exact=head.exact)
+        if head.exact:  # the hierarchy's shape only (the entries are the sketch's to read)
+            lg, hd = fmt.exact_hier_shape(ext)
+            if not (MIN_LG <= lg <= MAX_LG and MIN_HIER_DEPTH <= hd <= MAX_HIER_DEPTH):
+                raise CorruptSketchError(f"exact-mode hierarchy shape {hd}x2**{lg} out of range")
+            return cls(head.width, head.depth, head.seed, dtype=dtype, skim_factor=head.param,
+                       hier_width=1 << lg, hier_depth=hd, exact=True)
         lg, hd, hier = fmt.decode_hierarchy(ext, head)
         sk = cls(head.width, head.depth, head.seed, dtype=dtype, skim_factor=head.param,
                  hier_width=1 << lg, hier_depth=hd)
@@ -244,12 +261,18 @@ class SkimmedSketch(HashSketch):
     def for_bytes(cls, nbytes: int, seed: int = 0, depth: int | None = None, domain: int | None = None, **params):
         """The default-shaped sketch whose state and serialised form fit in ``nbytes`` bytes.
 
+        It starts in exact mode (``exact=False`` to start with counters): while
+        the distinct keys fit :attr:`exact_capacity` (about ``nbytes / 16``) it
+        keeps and answers their exact frequencies, then converts to counters
+        for good (docs/format.md, "Exact mode"); either way within ``nbytes``.
+
         With a domain: the counters as for every sketch. Without: the
         hierarchy gets about ``HIER_BYTES_SHARE`` of the budget (a power-of-two
         width of ``hier_depth`` tables per level, at least 16), the main
         counters the rest; ``nbytes`` must leave room for at least one main
         counter per table.
         """
+        params.setdefault("exact", True)
         if domain is not None:
             return super().for_bytes(nbytes, seed, depth, domain=domain, **params)
         cb = counter_bytes(params.get("dtype"))
@@ -314,11 +337,19 @@ class SkimmedSketch(HashSketch):
         return self.skim().threshold
 
     def skim(self) -> SkimResult:
-        """Run SKIMDENSE (module :mod:`skimsketch.skimdense`; cached until the sketch changes)."""
+        """Run SKIMDENSE (module :mod:`skimsketch.skimdense`; cached until the sketch changes).
+
+        In exact mode every key is dense and known exactly: the result lists all
+        entries, with a zero residual, threshold and resolution 0."""
         res = self._cache.get("skim")
         if res is None:
-            res = self._cache["skim"] = self._skim_at(self._floor)
+            res = self._cache["skim"] = self._skim_at(self._floor) if self._exact is None else self._exact_skim()
         return res
+
+    def _exact_skim(self) -> SkimResult:
+        counters = self._counters.astype(np.float64)
+        keys, values = self._exact.keys.copy(), self._exact.wide_weights().astype(np.float64)
+        return SkimResult(keys, values, np.zeros_like(counters), counters, 0.0, 0, self._depth, 0.0, len(keys))
 
     def heavy_hitters(self, threshold: float | None = None) -> dict:
         """Keys whose estimated ``|frequency|`` is at least ``threshold`` -> {canonical key: estimate}.
@@ -330,6 +361,8 @@ class SkimmedSketch(HashSketch):
         prefix search's capacity for unbounded keys) a ``ValueError`` names
         that smallest threshold instead of returning a partial answer. Keys
         are canonical int64 keys (a str/bytes key as its ``ss.canonical_key``).
+        In exact mode the answer is exact: every key (``threshold=None``) or
+        every key with ``|weight| >= threshold``, with its exact weight.
 
         >>> import skimsketch as ss
         >>> s = ss.SkimmedSketch(256, 5, seed=1).update(["a"] * 500 + ["b"] * 300 + [f"k{i}" for i in range(200)])
@@ -337,6 +370,8 @@ class SkimmedSketch(HashSketch):
         True
         """
         if threshold is None:
+            if self._exact is not None:
+                return self._exact.items()
             res = self.skim()
             return dict(zip(res.keys.tolist(), res.values.tolist()))
         if isinstance(threshold, (bool, np.bool_)) or not isinstance(threshold, (int, float, np.integer, np.floating)):
@@ -344,6 +379,8 @@ class SkimmedSketch(HashSketch):
         t = float(threshold)
         if not (math.isfinite(t) and t > 0):
             raise ValueError(f"threshold must be a positive finite number, got {threshold!r}")
+        if self._exact is not None:  # every key, exactly
+            return {k: w for k, w in self._exact.items().items() if abs(w) >= t}
         res = self._cache.get(("skim", t))
         if res is None:
             res = self._cache[("skim", t)] = self._skim_at(t)
@@ -368,6 +405,9 @@ class SkimmedSketch(HashSketch):
         conf = self._check_join(other, confidence)
         if bound not in BOUNDS:
             raise ValueError(f"bound must be one of {BOUNDS}, got {bound!r}")
+        exact = self._exact_join(other)
+        if exact is not None:
+            return exact
         a, b = self.skim(), other.skim()
         common, ia, ib = np.intersect1d(a.keys, b.keys, assume_unique=True, return_indices=True)
         dense_dense = float(np.dot(a.values[ia], b.values[ib]))

@@ -274,7 +274,9 @@ def test_nbytes_counts_counters(kind):
 def test_shape_from_targets(kind):
     cls = type(make(kind))
     extra = {"domain": DOMAIN} if kind == "skimmed" else {}
-    s = cls.for_bytes(65536, seed=3, **extra)
+    # the skimmed sketch's for_bytes starts in exact mode (tests/core/test_exact_mode.py): counters here
+    assert cls.for_bytes(65536, seed=3, **extra).exact_mode == kind.startswith("skimmed")
+    s = cls.for_bytes(65536, seed=3, exact=False, **extra)
     # the budget bounds the state and the serialised form, at 4 bytes per int32 counter
     assert s.nbytes <= 65536 and len(s.update(keys(n=2000)).to_bytes()) <= 65536
     assert s.counters.itemsize == COUNTER_BYTES and s.depth == DEFAULT_DEPTH
@@ -283,7 +285,7 @@ def test_shape_from_targets(kind):
     else:
         assert len(s.to_bytes()) == 68 + 4 * s.width * s.depth  # the frame and the counters
         assert (s.width, s.depth) == shape_for_bytes(65536 - 68) == ((65536 - 68) // 4 // 5, 5)
-    f = cls.for_bytes(65536, seed=3, dtype="float64", **extra)  # float counters: 8 bytes each
+    f = cls.for_bytes(65536, seed=3, dtype="float64", exact=False, **extra)  # float counters: 8 bytes each
     assert f.nbytes <= 65536 and len(f.update([1], weights=0.5).to_bytes()) <= 65536
     assert f.width * f.depth > 65536 // 8 // 2 if kind != "skimmed_unbounded" else f.hier_width is not None
     smallest = 84 if kind == "skimmed_unbounded" else 72  # frame (+ hierarchy header) and one counter
