@@ -150,7 +150,8 @@ class ExactStore:
         if self._float:
             a = np.zeros(len(union))
             a[np.searchsorted(union, self._keys)] = self._weights
-            a[np.searchsorted(union, keys)] += np.asarray(weights, dtype=np.float64)
+            with np.errstate(over="ignore", invalid="ignore"):  # inf is refused just below
+                a[np.searchsorted(union, keys)] += np.asarray(weights, dtype=np.float64)
             if not np.isfinite(a).all():
                 raise CounterOverflowError(f"{what} would overflow a float64 weight to infinity or NaN; the "
                                            "sketch is unchanged")
