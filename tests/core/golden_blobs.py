@@ -44,7 +44,22 @@ BUILDERS = {
     "skimmed_unbounded_strings_float": lambda: ss.SkimmedSketch(
         32, 3, seed=21, dtype="float64", hier_width=16, hier_depth=2).update(["x", "y", "x", "zz"], weights=[1.5, -2.0, 3.25, 4.0]),
     "skimmed_unbounded_empty": lambda: ss.SkimmedSketch(32, 3, seed=22, hier_width=16, hier_depth=2),
+    # exact mode (format version 2 on): entries instead of counters
+    "exact_skimmed_bounded": lambda: ss.SkimmedSketch(32, 3, seed=23, domain=1000, exact=True).update(_keys(40, 8)),
+    "exact_skimmed_unbounded_strings_deletes": lambda: ss.SkimmedSketch(
+        32, 3, seed=24, hier_width=16, hier_depth=2, exact=True).update(
+        ["x", "y", None, "x", "zz", "w"], weights=[3, 1, 2, -3, 4, -(2**31)]),
+    "exact_hash_wide": lambda: ss.HashSketch(16, 3, seed=25, exact=True).update([7, -3, 2**62], weights=[2**40, -5, 1]),
+    "exact_hash_float": lambda: ss.HashSketch(16, 3, seed=26, dtype="float64", exact=True).update(
+        [1, 2, 1, 9], weights=[0.5, -1.25, 2.0, 1e300]),
+    "exact_agms_empty": lambda: ss.AGMSSketch(4, 2, seed=27, exact=True).update([None], weights=3),
 }
+FIRST_VERSION = {name: 2 for name in BUILDERS if name.startswith("exact_")}  # older versions had no exact mode
+
+
+def names(version: int) -> list:
+    """The builders whose blobs format version ``version`` has."""
+    return sorted(n for n in BUILDERS if FIRST_VERSION.get(n, 1) <= version)
 
 
 def golden_path(name: str, version: int = 1) -> Path:
