@@ -36,7 +36,7 @@ from .errors import (
     KeyTypeError,
 )
 from .estimate import Estimate
-from .exact_mode import ExactStore, aggregate, exact_capacity
+from .exact_mode import ExactStore, aggregate, converted_delta, exact_capacity
 from .hashing import MAX_DEPTH, MAX_WIDTH, family
 from .kernels import I64
 from .keys import CanonicalBatch, canonical_key, canonicalize, scalar_weight
@@ -154,7 +154,8 @@ class Sketch:
     def _converted(self, store: ExactStore, total, null) -> LinearState:
         """The counter-mode state of ``store``'s entries with these weights (a new state)."""
         st = LinearState(self._state_shapes(), self._dtype)
-        st.add(self._delta(store.keys, store.wide_weights()), total, null, "conversion to counters")
+        delta = converted_delta(self._delta, store.keys, store.wide_weights(), self.float_counters)
+        st.add(delta, total, null, "conversion to counters")
         return st
 
     def _counter_state(self) -> LinearState:

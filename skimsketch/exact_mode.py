@@ -24,9 +24,10 @@ from .errors import CounterOverflowError
 from .format import EXACT_HEADER_BYTES
 from .kernels import I64, checked_add
 
-__all__ = ["ENTRY_BYTES", "ExactStore", "aggregate", "exact_capacity"]
+__all__ = ["ENTRY_BYTES", "ExactStore", "aggregate", "converted_delta", "exact_capacity"]
 
 ENTRY_BYTES = 16  # an int64 key and the widest weight (int64 or float64)
+_SMALL = float(1 << 60)  # conversion: integer entries whose absolute weights sum below this go in one batch
 _I32 = np.iinfo(np.int32)
 
 
@@ -59,6 +60,29 @@ def aggregate(keys: np.ndarray, weights: np.ndarray | None, float_weights: bool)
         np.add.at(agg, inv, np.asarray(weights).astype(np.int64, copy=False))
     keep = agg != 0
     return uk[keep], agg[keep]
+
+
+def converted_delta(delta_of, keys: np.ndarray, weights: np.ndarray, float_weights: bool) -> dict:
+    """``delta_of(keys, weights)`` (a sketch's linear update delta) of the entries, exactly.
+
+    Float weights, and integer weights whose absolute sum stays below ``2**60``,
+    go in one batch. Larger integer weights are split as ``w = hi * 2**32 + lo``
+    (``0 <= lo < 2**32``): both deltas are small enough for exact int64
+    accumulation, and they are combined in Python integers, so the result is
+    exact and :class:`CounterOverflowError` is raised only if a final counter
+    does not fit in int64 (whatever the order of the entries)."""
+    if float_weights or float(np.abs(weights.astype(np.float64)).sum()) < _SMALL:
+        return delta_of(keys, weights)
+    hi, lo = weights >> np.int64(32), weights & np.int64(0xFFFFFFFF)
+    d_hi, d_lo = delta_of(keys, hi), delta_of(keys, lo)
+    out = {}
+    for name, h in d_hi.items():
+        full = np.asarray(h).astype(object) * (1 << 32) + np.asarray(d_lo[name]).astype(object)
+        if full.size and not (I64.min <= min(full.flat) and max(full.flat) <= I64.max):
+            raise CounterOverflowError("conversion to counters would overflow the int64 counters; the sketch "
+                                       "is unchanged")
+        out[name] = full.astype(np.int64)
+    return out
 
 
 class ExactStore:
