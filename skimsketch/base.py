@@ -247,7 +247,8 @@ class Sketch:
 
     # -- construction helpers -------------------------------------------
     def empty_like(self):
-        """An empty sketch with the same kind, shape, seed and parameters."""
+        """An empty sketch with the same kind, shape, seed and parameters (in exact mode if this
+        sketch is in it)."""
         return type(self)(**self.params)
 
     def copy(self):
