@@ -125,7 +125,8 @@ class Sketch:
     @property
     def counters(self) -> np.ndarray:
         """A read-only view of the ``depth x width`` counters (in exact mode: the counters it
-        would convert to, computed on demand and not part of :attr:`nbytes`)."""
+        would convert to, computed on demand and not part of :attr:`nbytes`; like a conversion,
+        :class:`CounterOverflowError` if one would not fit in int64)."""
         return self._counter_state().view("counters")
 
     # -- exact mode -----------------------------------------------------------

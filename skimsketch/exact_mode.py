@@ -22,7 +22,7 @@ import numpy as np
 
 from .errors import CounterOverflowError
 from .format import EXACT_HEADER_BYTES
-from .kernels import I64, checked_add
+from .kernels import FLOAT_EXACT, I64, checked_add
 
 __all__ = ["ENTRY_BYTES", "ExactStore", "aggregate", "converted_delta", "exact_capacity"]
 
@@ -55,6 +55,9 @@ def aggregate(keys: np.ndarray, weights: np.ndarray | None, float_weights: bool)
         agg = np.bincount(inv, minlength=len(uk)).astype(np.int64)
     elif float_weights:
         agg = np.bincount(inv, weights=np.asarray(weights, dtype=np.float64), minlength=len(uk))
+    elif float(np.abs(weights).sum(dtype=np.float64)) < FLOAT_EXACT:  # float64 sums are exact here
+        agg = np.rint(np.bincount(inv, weights=np.asarray(weights, dtype=np.float64), minlength=len(uk)))
+        agg = agg.astype(np.int64)
     else:
         agg = np.zeros(len(uk), dtype=np.int64)
         np.add.at(agg, inv, np.asarray(weights).astype(np.int64, copy=False))
