@@ -192,6 +192,19 @@ class ExactStore:
         keep = out != 0
         return ExactStore(self._float, union[keep], out[keep])
 
+    def surely_outgrows(self, keys: np.ndarray, weights: np.ndarray | None, scalar, capacity: int) -> bool:
+        """True if adding the batch (``keys``, ``weights`` times ``scalar``) certainly leaves more than
+        ``capacity`` non-zero keys, judged cheaply: only for batches whose weights are all positive
+        (then a new key, and a key already positive, stays non-zero) from the distinct new keys among
+        the batch's first ``4 * (capacity + 1)`` (at least 4096). False means "maybe not"."""
+        if len(keys) <= capacity - len(self._keys) or (scalar is not None and not scalar > 0):
+            return False
+        if weights is not None and not (len(weights) and weights.min() > 0):
+            return False
+        probe = np.unique(keys[: max(4096, 4 * (capacity + 1))])
+        new = np.setdiff1d(probe, self._keys, assume_unique=True)
+        return len(new) + int((self._weights > 0).sum()) > capacity
+
     def minus(self, other: ExactStore, what: str) -> ExactStore:
         """This store minus ``other``; negating int64's minimum is an overflow like any other."""
         w = other.wide_weights()

@@ -160,6 +160,21 @@ def test_subtract_of_exact_sketches_stays_exact_and_drops_zeros():
     assert a.copy().subtract(a).to_bytes() == build("hash").to_bytes()
 
 
+def test_a_large_positive_batch_converts_directly_to_the_same_counters():
+    sk = build("hash").update([1, 2], weights=[-5, 3])  # capacity 11
+    big = np.arange(100, 200)
+    direct = sk.copy().update(big)  # judged from a probe of the batch: converts before aggregating
+    stepwise = sk.copy()
+    for k in big:
+        stepwise.update([k])
+    plain = build("hash", exact=False).update([1, 2], weights=[-5, 3]).update(big)
+    assert not direct.exact_mode and direct.to_bytes() == stepwise.to_bytes() == plain.to_bytes()
+    # a batch that cancels keys is aggregated exactly: here it ends at the capacity and stays exact
+    full = build("hash").update(big[:11])
+    full.update(np.concatenate([big[:11], big[50:61]]), weights=np.r_[np.full(11, -1), np.full(11, 2)])
+    assert full.exact_mode and full.exact_entries == {int(k): 2 for k in big[50:61]}
+
+
 def test_conversion_of_huge_weights_is_exact_and_fails_only_on_real_overflow():
     # counters can overflow where the exact weights do not: the conversion then raises, all or nothing;
     # otherwise its counters are exactly the sum of the keys' own counters (whatever the order)
