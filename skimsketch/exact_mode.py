@@ -196,12 +196,14 @@ class ExactStore:
         """True if adding the batch (``keys``, ``weights`` times ``scalar``) certainly leaves more than
         ``capacity`` non-zero keys, judged cheaply: only for batches whose weights are all positive
         (then a new key, and a key already positive, stays non-zero) from the distinct new keys among
-        the batch's first ``4 * (capacity + 1)`` (at least 4096). False means "maybe not"."""
-        if len(keys) <= capacity - len(self._keys) or (scalar is not None and not scalar > 0):
+        the batch's first ``4 * (capacity + 1)`` (at least 4096; shorter batches: False). False
+        means "maybe not"."""
+        size = max(4096, 4 * (capacity + 1))
+        if len(keys) <= max(size, capacity - len(self._keys)) or (scalar is not None and not scalar > 0):
+            return False  # a batch this small is aggregated exactly anyway (one sort either way)
+        if weights is not None and not weights.min() > 0:
             return False
-        if weights is not None and not (len(weights) and weights.min() > 0):
-            return False
-        probe = np.unique(keys[: max(4096, 4 * (capacity + 1))])
+        probe = np.unique(keys[:size])
         new = np.setdiff1d(probe, self._keys, assume_unique=True)
         return len(new) + int((self._weights > 0).sum()) > capacity
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import skimsketch as ss
 from skimsketch import format as fmt
-from skimsketch.exact_mode import exact_capacity
+from skimsketch.exact_mode import ExactStore, exact_capacity
 
 from .sketches import fix_crc
 
@@ -160,13 +160,18 @@ def test_subtract_of_exact_sketches_stays_exact_and_drops_zeros():
     assert a.copy().subtract(a).to_bytes() == build("hash").to_bytes()
 
 
-def test_a_large_positive_batch_converts_directly_to_the_same_counters():
+def test_a_large_positive_batch_converts_directly_to_the_same_counters(monkeypatch):
     sk = build("hash").update([1, 2], weights=[-5, 3])  # capacity 11
-    big = np.arange(100, 200)
+    big = np.arange(100, 10_100)
+    judged = []
+    real = ExactStore.surely_outgrows
+    monkeypatch.setattr(ExactStore, "surely_outgrows", lambda self, *a: judged.append(real(self, *a)) or judged[-1])
     direct = sk.copy().update(big)  # judged from a probe of the batch: converts before aggregating
+    assert judged == [True]
     stepwise = sk.copy()
-    for k in big:
-        stepwise.update([k])
+    for chunk in np.array_split(big, 100):
+        stepwise.update(chunk)
+    assert judged[1:] == [False]  # a short batch is aggregated exactly (here it converts; then counters)
     plain = build("hash", exact=False).update([1, 2], weights=[-5, 3]).update(big)
     assert not direct.exact_mode and direct.to_bytes() == stepwise.to_bytes() == plain.to_bytes()
     # a batch that cancels keys is aggregated exactly: here it ends at the capacity and stays exact
