@@ -22,16 +22,15 @@ from . import format as fmt
 from .bounds import check_confidence, median_estimate
 from .errors import (
     CorruptSketchError,
-    CounterOverflowError,
     IncompatibleSketchError,
     KeyTypeError,
 )
 from .estimate import Estimate
 from .hashing import MAX_DEPTH, MAX_WIDTH, family
-from .kernels import I64
-from .keys import CanonicalBatch, canonical_key, canonicalize, scalar_weight
+from .kernels import scale_batch, weight_total
+from .keys import CanonicalBatch, batch_scalar_weight, canonical_key, canonicalize
 from .kinds import register_kind
-from .serde import from_bytes as _any_from_bytes
+from .serde import from_bytes_as
 from .sizing import counter_bytes, framed_budget, shape_for_bytes, shape_for_error
 from .state import LinearState
 
@@ -207,11 +206,8 @@ class Sketch:
         goes to :attr:`null_weight`. Weights: a scalar or an aligned array;
         integer sketches need integral weights.
         """
-        scalar = None
-        if weights is not None and np.ndim(weights) == 0 and not hasattr(weights, "__len__"):
-            scalar = scalar_weight(weights, self.float_counters)
-            if not self.float_counters and not I64.min <= scalar <= I64.max:
-                raise CounterOverflowError(f"weight {scalar} does not fit in int64")
+        scalar = batch_scalar_weight(weights, self.float_counters)
+        if scalar is not None:
             weights = None
         batch = canonicalize(keys, weights, allow_float_weights=self.float_counters)
         if None not in (batch.key_domain, self._key_domain) and batch.key_domain != self._key_domain:
@@ -224,17 +220,7 @@ class Sketch:
         delta, total = self._batch_delta(batch)
         null = batch.null_weight
         if scalar is not None:
-            if self.float_counters:
-                with np.errstate(over="ignore", invalid="ignore"):  # inf is refused by the state, unchanged
-                    delta = {k: d * scalar for k, d in delta.items()}
-                total, null = total * scalar, null * scalar
-            else:
-                if scalar != 1:
-                    peak = max((int(np.abs(d).max(initial=0)) for d in delta.values()), default=0)
-                    if peak * abs(scalar) > I64.max or abs(total * scalar) > I64.max:
-                        raise CounterOverflowError("update would overflow the int64 counters; the sketch is unchanged")
-                    delta = {k: d * scalar for k, d in delta.items()}
-                total, null = total * scalar, null * scalar
+            delta, total, null = scale_batch(delta, total, null, scalar, self.float_counters)
         self._key_domain, before = self._key_domain or batch.key_domain, self._key_domain
         try:
             self._apply(delta, total, null, "update")
@@ -245,16 +231,7 @@ class Sketch:
 
     def _batch_delta(self, batch: CanonicalBatch):
         """({array name: delta}, total weight) of one canonical batch."""
-        w = batch.weights
-        if w is None:
-            total = len(batch.keys)
-        elif self.float_counters:
-            total = float(w.sum())
-        else:
-            if float(np.abs(w).sum(dtype=np.float64)) >= I64.max:
-                raise CounterOverflowError("the batch's weights sum beyond int64; the sketch is unchanged")
-            total = int(w.sum())
-        return self._delta(batch.keys, w), total
+        return self._delta(batch.keys, batch.weights), weight_total(batch.weights, len(batch.keys), self.float_counters)
 
     def _delta(self, keys: np.ndarray, weights: np.ndarray | None) -> dict:
         """``{state array name: delta}`` of a batch of canonical keys."""
@@ -428,7 +405,4 @@ class Sketch:
     @classmethod
     def from_bytes(cls, blob):
         """Load a sketch written by ``to_bytes``; it must be of this class (or a subclass)."""
-        sk = _any_from_bytes(blob)
-        if not isinstance(sk, cls):
-            raise IncompatibleSketchError("kind", cls.__name__, type(sk).__name__, "load")
-        return sk
+        return from_bytes_as(cls, blob)

@@ -25,9 +25,10 @@ from decimal import Decimal
 import mmh3
 import numpy as np
 
-from .errors import KeyTypeError
+from .errors import CounterOverflowError, KeyTypeError
 
-__all__ = ["CanonicalBatch", "canonical_key", "canonicalize", "fingerprint64", "fingerprint64_many", "scalar_weight"]
+__all__ = ["CanonicalBatch", "batch_scalar_weight", "canonical_key", "canonicalize", "fingerprint64", "fingerprint64_many", "keys_array",
+           "scalar_weight", "weights_array"]
 
 _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 # Largest float magnitude that converts to int64 exactly and safely.
@@ -337,7 +338,11 @@ def _pandas_keys(s) -> tuple[np.ndarray, np.ndarray | None]:
     return _numpy_keys(s.to_numpy(dtype=object))
 
 
-def _keys_array(keys) -> tuple[np.ndarray, np.ndarray | None]:
+def keys_array(keys) -> tuple[np.ndarray, np.ndarray | None]:
+    """Canonical int64 keys of one column (any container) and its null mask (None: no null).
+
+    The nulls' positions hold placeholders; :func:`canonicalize` is the batch-level API
+    (nulls dropped, weights, key domain), this is for callers aligning several columns."""
     mod = type(keys).__module__ or ""
     if isinstance(keys, np.ndarray):
         return _numpy_keys(keys)
@@ -437,7 +442,9 @@ def _object_numbers(v: np.ndarray, what: str) -> np.ndarray:
         raise KeyTypeError(f"{what} value {big} does not fit in int64") from None
 
 
-def _weights_array(weights, n: int, allow_float: bool):
+def weights_array(weights, n: int, allow_float: bool):
+    """``(weights, is_float)``: ``n`` aligned weights (a scalar is repeated; None stays None) as
+    int64, or float64 when ``allow_float`` and one is fractional; integral floats become int64."""
     if weights is None:
         return None, False
     w = numeric_vector(weights, n, "weights")
@@ -471,6 +478,18 @@ def scalar_weight(x, float_counters: bool):
                 )
             v = int(v)
     return float(v) if float_counters else v
+
+
+def batch_scalar_weight(weights, float_counters: bool):
+    """The one weight of a whole batch when ``weights`` is a scalar (see :func:`scalar_weight`),
+    else None (no weights, or an aligned array); an integer beyond int64 is a
+    :class:`CounterOverflowError`."""
+    if weights is None or np.ndim(weights) != 0 or hasattr(weights, "__len__"):
+        return None
+    v = scalar_weight(weights, float_counters)
+    if not float_counters and not _I64_MIN <= v <= _I64_MAX:
+        raise CounterOverflowError(f"weight {v} does not fit in int64")
+    return v
 
 
 def _weight_nulls(weights, n: int):
@@ -586,13 +605,13 @@ def canonicalize(keys, weights=None, allow_float_weights: bool = False) -> Canon
     if not isinstance(keys, (list, tuple, np.ndarray, str, bytes, bytearray, numbers.Number)) and keys is not None \
             and not (type(keys).__module__ or "").startswith(("pyarrow", "pandas")) and hasattr(keys, "__iter__"):
         keys = list(keys)  # one pass over a generator serves both the keys and their domain
-    k, null = _keys_array(keys)
+    k, null = keys_array(keys)
     wnull = _weight_nulls(weights, len(k))
     if wnull is not None:  # rows with a null weight are skipped, as SQL SUM skips them
         keep = ~wnull
         weights, k = _drop_weights(weights, keep), k[keep]
         null = None if null is None else null[keep]
-    w, is_float = _weights_array(weights, len(k), allow_float_weights)
+    w, is_float = weights_array(weights, len(k), allow_float_weights)
     domain = (recorded or _key_domain(keys)) if len(k) > (0 if null is None else int(null.sum())) else None
     null_weight = 0.0 if is_float else 0
     if null is not None:

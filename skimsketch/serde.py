@@ -7,9 +7,10 @@ itself from the decoded parts.
 from __future__ import annotations
 
 from . import format as fmt
+from .errors import IncompatibleSketchError
 from .kinds import kind_class
 
-__all__ = ["from_bytes"]
+__all__ = ["from_bytes", "from_bytes_as"]
 
 
 def from_bytes(blob):
@@ -19,3 +20,11 @@ def from_bytes(blob):
     """
     head, counters, ext = fmt.decode(blob)
     return kind_class(head.kind)._from_parts(head, counters, ext)
+
+
+def from_bytes_as(cls: type, blob):
+    """``from_bytes(blob)``, which must be a ``cls`` (or a subclass): else :class:`IncompatibleSketchError`."""
+    sk = from_bytes(blob)
+    if not isinstance(sk, cls):
+        raise IncompatibleSketchError("kind", cls.__name__, type(sk).__name__, "load")
+    return sk

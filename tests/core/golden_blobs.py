@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 import skimsketch as ss
-from skimsketch.format import VERSION
+from skimsketch.format import READ_VERSIONS, VERSION
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 
@@ -44,7 +44,17 @@ BUILDERS = {
     "skimmed_unbounded_strings_float": lambda: ss.SkimmedSketch(
         32, 3, seed=21, dtype="float64", hier_width=16, hier_depth=2).update(["x", "y", "x", "zz"], weights=[1.5, -2.0, 3.25, 4.0]),
     "skimmed_unbounded_empty": lambda: ss.SkimmedSketch(32, 3, seed=22, hier_width=16, hier_depth=2),
+    "pair": lambda: ss.PairSketch(8, 4, 3, seed_a=23, seed_b=24).update(
+        list(_keys(200, 8)) + [None, 5], [f"b{k % 7}" for k in _keys(200, 9)] + ["x", None]).update(
+        [1, 2], ["b1", "b2"], weights=[-3, 2]),
 }
+# the first format version that wrote each builder's kind (others: version 1)
+SINCE = {"pair": 2}
+
+
+def versions_of(name: str) -> list:
+    """The format versions that have a golden file of builder ``name``."""
+    return [v for v in READ_VERSIONS if v >= SINCE.get(name, 1)]
 
 
 def golden_path(name: str, version: int = 1) -> Path:

@@ -9,7 +9,7 @@ import pytest
 import skimsketch as ss
 from skimsketch.format import READ_VERSIONS, VERSION
 
-from .golden_blobs import BUILDERS, GOLDEN_DIR, golden_path
+from .golden_blobs import BUILDERS, GOLDEN_DIR, golden_path, versions_of
 
 NAMES = sorted(BUILDERS)
 
@@ -17,11 +17,10 @@ NAMES = sorted(BUILDERS)
 @pytest.mark.parametrize("version", READ_VERSIONS)
 def test_every_builder_has_a_golden_file_and_no_stray_files(version):
     found = sorted(p.name for p in GOLDEN_DIR.glob(f"v{version}_*.bin"))
-    assert found == sorted(golden_path(n, version).name for n in NAMES)
+    assert found == sorted(golden_path(n, version).name for n in NAMES if version in versions_of(n))
 
 
-@pytest.mark.parametrize("version", READ_VERSIONS)
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name,version", [(n, v) for n in NAMES for v in versions_of(n)])
 def test_blob_of_every_version_reads_into_the_same_sketch(name, version):
     expected = BUILDERS[name]()
     got = ss.from_bytes(golden_path(name, version).read_bytes())
@@ -31,7 +30,8 @@ def test_blob_of_every_version_reads_into_the_same_sketch(name, version):
     assert got.total_weight == expected.total_weight and got.null_weight == expected.null_weight
     if getattr(expected, "hierarchy_counters", None) is not None:
         assert np.array_equal(got.hierarchy_counters, expected.hierarchy_counters)
-    assert got.key_domain == (None if version == 1 else expected.key_domain)  # version 1 did not record it
+    if isinstance(expected, ss.Sketch):  # a pair sketch (two key columns) records no key domain
+        assert got.key_domain == (None if version == 1 else expected.key_domain)  # version 1 did not record it
     assert got.counter_width == expected.counter_width
 
 
