@@ -95,7 +95,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .hashing import _M1, _M2, _mix, family
+from .hashing import family, mix, unmix
 from .hierarchy_shape import (
     BOTTOM_BITS,
     FANOUT_BITS,
@@ -119,19 +119,6 @@ LEVEL_BUDGET_MIN = 8.0  # ... but at least this many expected chance passes per 
 PEEL_BUDGET = 0.01  # expected chance passes of the strict (peeling) rule per round: a false peel wipes a heavy prefix
 PEEL_ROUNDS = 3
 _ZMUL = np.uint32(0x9E3779B1)
-
-# modular inverses of the splitmix64 multipliers
-_M1_INV = np.uint64(pow(int(_M1), -1, 1 << 64))
-_M2_INV = np.uint64(pow(int(_M2), -1, 1 << 64))
-
-
-def unmix(z: np.ndarray) -> np.ndarray:
-    """Inverse of :func:`skimsketch.hashing._mix` on a uint64 array."""
-    z = z ^ (z >> np.uint64(31)) ^ (z >> np.uint64(62))
-    z = z * _M2_INV
-    z = z ^ (z >> np.uint64(27)) ^ (z >> np.uint64(54))
-    z = z * _M1_INV
-    return z ^ (z >> np.uint64(30)) ^ (z >> np.uint64(60))
 
 
 def chance_tail(counters: np.ndarray, t: float) -> np.ndarray:
@@ -196,7 +183,7 @@ class PrefixHierarchy:
     # -- keys <-> values ---------------------------------------------------
     def values(self, keys: np.ndarray) -> np.ndarray:
         """The 64-bit values ``y = mix(key ^ salt)`` (uint64) of int64 keys."""
-        return _mix(np.ascontiguousarray(keys, dtype=np.int64).view(np.uint64) ^ self.salt)
+        return mix(np.ascontiguousarray(keys, dtype=np.int64).view(np.uint64) ^ self.salt)
 
     def keys(self, values: np.ndarray) -> np.ndarray:
         """Canonical int64 keys of values ``y`` (inverse of :meth:`values`)."""
