@@ -30,7 +30,7 @@ from .hashing import MAX_DEPTH, MAX_WIDTH, family
 from .kernels import scale_batch, weight_total
 from .keys import CanonicalBatch, batch_scalar_weight, canonical_key, canonicalize
 from .kinds import register_kind
-from .serde import from_bytes_as
+from .serde import Serialisable
 from .sizing import counter_bytes, framed_budget, shape_for_bytes, shape_for_error
 from .state import LinearState
 
@@ -53,7 +53,7 @@ def f2_bound(table_estimates: np.ndarray) -> float:
     return float(max(np.mean(table_estimates), np.median(table_estimates), 0.0))
 
 
-class Sketch:
+class Sketch(Serialisable):
     """Base class of the linear sketches (not instantiated directly)."""
 
     KIND: ClassVar[int]
@@ -181,18 +181,6 @@ class Sketch:
         out._state = self._state.copy()
         out._key_domain = self._key_domain
         return out
-
-    __copy__ = copy
-
-    def __deepcopy__(self, memo):
-        return self.copy()
-
-    def __getstate__(self):
-        return {"bytes": self.to_bytes()}
-
-    def __setstate__(self, state):
-        other = type(self).from_bytes(state["bytes"])
-        self.__dict__.update(other.__dict__)
 
     # -- updates ----------------------------------------------------------
     def _validate_keys(self, keys: np.ndarray) -> None:
@@ -401,8 +389,3 @@ class Sketch:
         The only growth is the exact widening of counters past 32 bits (:attr:`counter_width`)."""
         width, d = shape_for_bytes(framed_budget(nbytes, fmt.FRAME_BYTES), depth, counter_bytes(params.get("dtype")))
         return cls(width, d, seed, **params)
-
-    @classmethod
-    def from_bytes(cls, blob):
-        """Load a sketch written by ``to_bytes``; it must be of this class (or a subclass)."""
-        return from_bytes_as(cls, blob)

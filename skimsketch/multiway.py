@@ -50,7 +50,7 @@ from .hashing import MAX_DEPTH, MAX_WIDTH, family
 from .kernels import accumulate_cells, as_counter_delta, scale_batch, weight_total
 from .keys import batch_scalar_weight, keys_array, weights_array
 from .kinds import register_kind
-from .serde import from_bytes_as
+from .serde import Serialisable
 from .state import LinearState
 
 __all__ = ["PairSketch", "chain_join_size", "exact_chain_join_size"]
@@ -59,7 +59,7 @@ MAX_PAIR_COUNTERS = fmt.MAX_ROW_COUNTERS  # width_a * width_b * depth
 
 
 @register_kind
-class PairSketch:
+class PairSketch(Serialisable):
     """Sketch of a relation ``S(a, b)`` for chain joins ``F(a) ⋈ S(a, b) ⋈ G(b)``.
 
     Its state is one :class:`~skimsketch.state.LinearState` (the ``depth x width_a x
@@ -161,18 +161,6 @@ class PairSketch:
         out._state = self._state.copy()
         return out
 
-    __copy__ = copy
-
-    def __deepcopy__(self, memo):
-        return self.copy()
-
-    def __getstate__(self):
-        return {"bytes": self.to_bytes()}
-
-    def __setstate__(self, state):
-        other = PairSketch.from_bytes(state["bytes"])
-        self.__dict__.update(other.__dict__)
-
     # -- serialisation ------------------------------------------------------
     def to_bytes(self) -> bytes:
         """Serialise (kind 4 of :mod:`skimsketch.format`); ``ss.from_bytes`` reads it back."""
@@ -183,11 +171,6 @@ class PairSketch:
         )
         ext = fmt.encode_pair(self._width_a, self._width_b, self._seed_b)
         return fmt.encode(head, self._state.array("counters").reshape(self._depth, -1), ext, width)
-
-    @classmethod
-    def from_bytes(cls, blob) -> PairSketch:
-        """Load a pair sketch written by ``to_bytes``; another kind is an :class:`IncompatibleSketchError`."""
-        return from_bytes_as(cls, blob)
 
     @classmethod
     def _from_parts(cls, head: fmt.Header, counters: np.ndarray, ext: bytes) -> PairSketch:

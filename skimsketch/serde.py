@@ -1,7 +1,8 @@
 """``from_bytes``: load any registered sketch kind from the binary format.
 
 The kind byte selects the class (:mod:`skimsketch.kinds`); the class builds
-itself from the decoded parts.
+itself from the decoded parts. :class:`Serialisable` gives a sketch class its
+``from_bytes``, pickling and copy protocol, all through its bytes.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from . import format as fmt
 from .errors import IncompatibleSketchError
 from .kinds import kind_class
 
-__all__ = ["from_bytes", "from_bytes_as"]
+__all__ = ["Serialisable", "from_bytes", "from_bytes_as"]
 
 
 def from_bytes(blob):
@@ -28,3 +29,27 @@ def from_bytes_as(cls: type, blob):
     if not isinstance(sk, cls):
         raise IncompatibleSketchError("kind", cls.__name__, type(sk).__name__, "load")
     return sk
+
+
+class Serialisable:
+    """Mixin for a sketch class with ``to_bytes`` and ``copy``: ``cls.from_bytes``, pickling
+    (the pickle holds the bytes, so it is as checked as ``from_bytes``), ``copy.copy``/``deepcopy``."""
+
+    __slots__ = ()
+
+    @classmethod
+    def from_bytes(cls, blob):
+        """Load a sketch written by ``to_bytes``; another kind is an :class:`IncompatibleSketchError`."""
+        return from_bytes_as(cls, blob)
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    def __getstate__(self):
+        return {"bytes": self.to_bytes()}
+
+    def __setstate__(self, state):
+        self.__dict__.update(type(self).from_bytes(state["bytes"]).__dict__)
