@@ -109,7 +109,7 @@ from .hierarchy_shape import (
 from .kernels import accumulate_cells, as_counter_delta
 
 __all__ = ["PrefixHierarchy", "hierarchy", "LEVELS", "TOP_BITS", "FANOUT_BITS", "MAX_EXPAND",
-           "HIER_WORD_BASE", "MIN_LG", "MAX_LG", "MAX_HIER_DEPTH", "MIN_HIER_DEPTH", "chance_tail", "agree_mask"]
+           "HIER_WORD_BASE", "MIN_LG", "MAX_LG", "MAX_HIER_DEPTH", "MIN_HIER_DEPTH", "chance_tail"]
 
 MAX_BOTTOM_DIVISOR = 4  # the last level expands at most MAX_EXPAND / 4 prefixes (4096 children each)
 HIER_WORD_BASE = 1 << 22
@@ -137,14 +137,6 @@ def chance_tail(counters: np.ndarray, t: float) -> np.ndarray:
         dist[1:] = dist[1:] * (1 - q) + dist[:-1] * q
         dist[0] *= 1 - q
     return np.cumsum(dist[::-1])[::-1]
-
-
-def agree_mask(est: np.ndarray, t: float, agree: int) -> tuple[np.ndarray, np.ndarray]:
-    """(mask, median of the passing rows) for (n, d) table estimates.
-
-    Passing: at least ``agree`` tables ``>= t``, or at least ``agree`` tables ``<= -t``."""
-    mask = ((est >= t).sum(axis=1) >= agree) | ((est <= -t).sum(axis=1) >= agree)
-    return mask, np.median(est[mask], axis=1) if mask.any() else np.zeros(0)
 
 
 def _row_passes(e: list, rules) -> float | None:
