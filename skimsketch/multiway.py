@@ -42,13 +42,13 @@ import numpy as np
 from . import format as fmt
 from .base import DTYPES, check_int, f2_bound
 from .bounds import check_confidence, median_estimate
-from .errors import CorruptSketchError, IncompatibleSketchError, KeyTypeError
+from .errors import CorruptSketchError, IncompatibleSketchError
 from .estimate import Estimate
 from .exact import exact_frequencies
 from .hash_sketch import HashSketch
 from .hashing import MAX_DEPTH, MAX_WIDTH, family
 from .kernels import accumulate_cells, as_counter_delta, scale_batch, weight_total
-from .keys import batch_scalar_weight, keys_array, weights_array
+from .keys import batch_scalar_weight, canonical_rows
 from .kinds import register_kind
 from .serde import Serialisable
 from .state import LinearState
@@ -203,29 +203,11 @@ class PairSketch(Serialisable):
         """Add rows ``(keys_a[i], keys_b[i])`` with ``weights`` (default 1; negative = delete); returns ``self``.
 
         Rows with a null in either column never join: they are skipped and
-        their weight goes to :attr:`null_weight`."""
-        ka, null_a = keys_array(keys_a)
-        kb, null_b = keys_array(keys_b)
-        if len(ka) != len(kb):
-            raise KeyTypeError(f"keys_a and keys_b must have the same length, got {len(ka)} and {len(kb)}")
-        n = len(ka)
+        their weight goes to :attr:`null_weight`. Keys and weights follow the
+        rules of every sketch (``docs/inputs.md``): a null weight skips its row."""
         scalar = batch_scalar_weight(weights, self.float_counters)  # as every sketch: unit rows, then scaled
-        w, _ = weights_array(None if scalar is not None else weights, n, self.float_counters)
-        null = None
-        if null_a is not None or null_b is not None:
-            null = np.zeros(n, dtype=bool)
-            if null_a is not None:
-                null |= null_a
-            if null_b is not None:
-                null |= null_b
-        null_weight = 0
-        if null is not None and null.any():
-            null_weight = int(null.sum()) if w is None else w[null].sum().item()
-            keep = ~null
-            ka, kb = ka[keep], kb[keep]
-            w = None if w is None else w[keep]
-        ka = np.ascontiguousarray(ka, dtype=np.int64)
-        kb = np.ascontiguousarray(kb, dtype=np.int64)
+        (ka, kb), w, null_weight, _ = canonical_rows(
+            {"keys_a": keys_a, "keys_b": keys_b}, None if scalar is not None else weights, self.float_counters)
         delta = {"counters": self._delta(ka, kb, w)}
         total = weight_total(w, len(ka), self.float_counters)
         if scalar is not None:
@@ -326,17 +308,7 @@ def exact_chain_join_size(keys_f, pairs_a, pairs_b, keys_g, weights_f=None, weig
     """
     kf, ff = exact_frequencies(keys_f, weights_f)
     kg, fg = exact_frequencies(keys_g, weights_g)
-    ka, null_a = keys_array(pairs_a)
-    kb, null_b = keys_array(pairs_b)
-    if len(ka) != len(kb):
-        raise KeyTypeError(f"pairs_a and pairs_b must have the same length, got {len(ka)} and {len(kb)}")
-    w, _ = weights_array(weights_s, len(ka), True)
-    keep = np.ones(len(ka), dtype=bool)
-    for null in (null_a, null_b):
-        if null is not None:
-            keep &= ~null
-    ka, kb = ka[keep], kb[keep]
-    w = None if w is None else w[keep]
+    (ka, kb), w, _, _ = canonical_rows({"pairs_a": pairs_a, "pairs_b": pairs_b}, weights_s, True)
 
     def lookup(keys, uniq, freq):
         pos = np.minimum(np.searchsorted(uniq, keys), max(len(uniq) - 1, 0))

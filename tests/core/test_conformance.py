@@ -156,6 +156,17 @@ def test_nulls_are_skipped_and_counted(kind):
     assert sk.null_weight == 5 and sk.total_weight == 1
 
 
+def test_null_weights_skip_their_row(kind):
+    pd = pytest.importorskip("pandas")
+    pa = pytest.importorskip("pyarrow")
+    ref = update(make(kind), [1, 3, None], weights=[2, 4, 5])
+    for w in ([2, None, 4, 5], np.array([2, np.nan, 4, 5]), pd.Series([2, None, 4, 5], dtype="Int64"),
+              pa.array([2, None, 4, 5])):
+        sk = update(make(kind), [1, 2, 3, None], weights=w)
+        assert_same(sk, ref)
+        assert (sk.total_weight, sk.null_weight) == (6, 5)
+
+
 # -- rejects ---------------------------------------------------------------
 @pytest.mark.parametrize("field,change", [("seed", {"seed": 6}), ("width", {"width": 32}), ("depth", {"depth": 7})])
 def test_incompatible_merge_and_join_name_the_field(kind, field, change):

@@ -235,3 +235,14 @@ def test_version_1_pair_blob_and_empty_flag_rejected():
     empty = ss.PairSketch(8, 4, 3, 1, 2).to_bytes()
     with pytest.raises(ss.CorruptSketchError, match="empty flag"):
         ss.from_bytes(fix_crc(empty[:7] + bytes([empty[7] & ~1]) + empty[8:]))
+
+
+def test_null_weights_skip_their_row_in_sketch_and_exact_answer():
+    f, g = [1, 2, 2], ["x", "y", "y"]
+    fs, gs = ss.HashSketch(512, 3, seed=1).update(f), ss.HashSketch(512, 3, seed=2).update(g)
+    s = ss.PairSketch.for_chain(fs, gs).update([1, 2, 2, None], ["x", "y", "z", "y"], weights=[3, None, 1, 7])
+    assert s == ss.PairSketch.for_chain(fs, gs).update([1, 2, None], ["x", "z", "y"], weights=[3, 1, 7])
+    assert (s.total_weight, s.null_weight) == (4, 7)
+    # f(1) g(x) 3 + (row (2, y) skipped) + f(2) g(z) 1 = 3
+    assert ss.exact_chain_join_size(f, [1, 2, 2, None], ["x", "y", "z", "y"], g, weights_s=[3, None, 1, 7]) == 3
+    assert ss.chain_join_size(fs, s, gs).value == 3
