@@ -58,3 +58,11 @@ def test_estimate_rows_fit_the_estimate_struct():
     got = pa.array(rows, arrow_type(ESTIMATE)).to_pylist()[0]
     e = a.join_size(a, confidence=0.9)
     assert got == {"value": e.value, "low": e.low, "high": e.high, "confidence": 0.9, "method": e.method}
+
+
+def test_scalar_functions_refuse_a_pair_sketch_by_name():
+    pair = ss.PairSketch(8, 4, 3, 1, 2).update([1], ["x"]).to_bytes()
+    with pytest.raises(TypeError, match=r"skim_sketch_info\(a\): a PairSketch has no two-way join"):
+        sql.info_impl([pair])
+    with pytest.raises(TypeError, match=r"skim_join_size\(b\): a PairSketch"):
+        sql.join_impl([ss.HashSketch(8, 3).to_bytes()], [pair], False)
