@@ -161,7 +161,7 @@ def _absolute(pkg: str, node: ast.ImportFrom) -> str:
     return ".".join(base + ([node.module] if node.module else []))
 
 
-def private_imports(name: str, path: Path, modules: dict) -> list[str]:
+def private_imports(name: str, path: Path, modules: dict, root: Path = ROOT) -> list[str]:
     """Private names (leading underscore, not dunder) that ``name`` takes from another package module:
     ``from m import _x``, ``import pkg._mod`` from outside ``pkg``, and ``m._x`` on an imported module."""
     tree = ast.parse(path.read_text(), str(path))
@@ -176,7 +176,7 @@ def private_imports(name: str, path: Path, modules: dict) -> list[str]:
         parts = mod.split(".")
         for i, part in enumerate(parts):
             if _is_private(part) and not name.startswith(".".join(parts[:i]) + "."):
-                bad.append(f"{path.relative_to(ROOT)}:{line} imports the private module {mod}")
+                bad.append(f"{path.relative_to(root)}:{line} imports the private module {mod}")
                 return
 
     for node in ast.walk(tree):
@@ -190,7 +190,7 @@ def private_imports(name: str, path: Path, modules: dict) -> list[str]:
                 if full in modules:
                     check_module_path(full, node.lineno)
                 elif _is_private(a.name) and base != name:
-                    bad.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {a.name} from {base}")
+                    bad.append(f"{path.relative_to(root)}:{node.lineno} imports {a.name} from {base}")
         elif isinstance(node, ast.Import):
             for a in node.names:
                 if owner_package(a.name) in OWN_PACKAGES:
@@ -205,7 +205,7 @@ def private_imports(name: str, path: Path, modules: dict) -> list[str]:
             if isinstance(v, ast.Name) and v.id in bound and bound[v.id] != name:
                 mod = ".".join([bound[v.id]] + chain[::-1][:-1])
                 if mod in modules or mod == bound[v.id]:
-                    bad.append(f"{path.relative_to(ROOT)}:{node.lineno} uses {node.attr} of {mod}")
+                    bad.append(f"{path.relative_to(root)}:{node.lineno} uses {node.attr} of {mod}")
     return bad
 
 
@@ -269,7 +269,7 @@ def _assigned(node) -> list:
     return out
 
 
-def private_field_writes(path: Path, fields: dict) -> list[str]:
+def private_field_writes(path: Path, fields: dict, root: Path = ROOT) -> list[str]:
     """``obj._x = ...`` (or ``setattr``/``del``) on an object other than ``self``/``cls``, unless the
     code sits in a class that owns ``_x`` (a method building or copying an instance of its own class)."""
     bad = []
@@ -281,7 +281,7 @@ def private_field_writes(path: Path, fields: dict) -> list[str]:
             if (isinstance(t, ast.Attribute) and _is_private(t.attr)
                     and not (isinstance(t.value, ast.Name) and t.value.id in ("self", "cls"))
                     and t.attr not in cls_fields):
-                bad.append(f"{path.relative_to(ROOT)}:{node.lineno} sets {ast.unparse(t)}")
+                bad.append(f"{path.relative_to(root)}:{node.lineno} sets {ast.unparse(t)}")
         for child in ast.iter_child_nodes(node):
             visit(child, cls_fields)
 
@@ -308,13 +308,16 @@ def test_the_privacy_checks_catch_what_they_claim(tmp_path):
         "    def copy(self):\n        out = Box()\n        out._v = self._v\n        return out\n\n\n"
         "def poke(box, other):\n    box._v = 3\n    other.x, box._v = 1, 2\n    setattr(box, '_v', 4)\n"
         "    box.v = 5\n")
-    modules = {"skimsketch": pkg / "__init__.py", "skimsketch.a": pkg / "a.py", "skimsketch.b": pkg / "b.py"}
-    global ROOT
-    saved, ROOT = ROOT, tmp_path
-    try:
-        imports = private_imports("skimsketch.b", pkg / "b.py", modules)
-        writes = private_field_writes(pkg / "b.py", _class_fields(modules))
-    finally:
-        ROOT = saved
+    (pkg / "_c.py").write_text("Y = 1\n")
+    (pkg / "d.py").write_text("from ._c import Y\n")  # a private module inside its own package: fine
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "benchmarks" / "e.py").write_text("from skimsketch._c import Y\nfrom skimsketch import a\n")
+    modules = {"skimsketch": pkg / "__init__.py", "skimsketch.a": pkg / "a.py", "skimsketch.b": pkg / "b.py",
+               "skimsketch._c": pkg / "_c.py", "skimsketch.d": pkg / "d.py", "benchmarks.e": tmp_path / "benchmarks" / "e.py"}
+    imports = private_imports("skimsketch.b", pkg / "b.py", modules, tmp_path)
+    writes = private_field_writes(pkg / "b.py", _class_fields(modules), tmp_path)
+    assert private_imports("skimsketch.d", pkg / "d.py", modules, tmp_path) == []
+    assert private_imports("benchmarks.e", tmp_path / "benchmarks" / "e.py", modules, tmp_path) == [
+        "benchmarks/e.py:1 imports the private module skimsketch._c"]
     assert imports == ["skimsketch/b.py:2 imports _SECRET from skimsketch.a", "skimsketch/b.py:4 uses _helper of skimsketch.a"]
     assert writes == ["skimsketch/b.py:18 sets box._v", "skimsketch/b.py:19 sets box._v", "skimsketch/b.py:20 sets box._v"]
