@@ -55,7 +55,7 @@ from .state import LinearState
 
 __all__ = ["PairSketch", "chain_join_size", "exact_chain_join_size"]
 
-MAX_PAIR_COUNTERS = fmt.MAX_ROW_COUNTERS  # width_a * width_b * depth
+MAX_PAIR_COUNTERS = 1 << 26  # width_a * width_b * depth (so one table fits format.MAX_ROW_COUNTERS)
 
 
 @register_kind
