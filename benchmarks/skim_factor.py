@@ -44,10 +44,8 @@ def main(argv=None):
                     hg = ss.HashSketch(w, d, seed).update(g)
                     errs[(name, counters, d, "hash")].append(paper_error(exact, hf.join_size(hg).value))
                     for c in FACTORS:
-                        sf = ss.SkimmedSketch(w, d, seed, domain=m, skim_factor=c)
-                        sg = sf.empty_like()
-                        sf._counters, sf._total = hf._counters, hf._total
-                        sg._counters, sg._total = hg._counters, hg._total
+                        sf = ss.SkimmedSketch(w, d, seed, domain=m, skim_factor=c).update(f)
+                        sg = ss.SkimmedSketch(w, d, seed, domain=m, skim_factor=c).update(g)
                         errs[(name, counters, d, f"skim{c}")].append(paper_error(exact, sf.join_size(sg).value))
         print(f"rep {rep + 1}/{a.reps} done at {time.time() - t0:.0f}s", file=sys.stderr)
     os.makedirs(os.path.dirname(a.out), exist_ok=True)

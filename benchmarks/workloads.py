@@ -15,13 +15,7 @@ import numpy as np
 from data.zipf import zipf_draws
 from experiments.metrics import paper_error
 
-__all__ = ["best_time", "heavy_plus_uniform", "paper_error", "workloads", "zipf_draws"]
-
-
-def heavy_plus_uniform(rng, m: int, n: int, heavy: int = 20, share: float = 0.5) -> np.ndarray:
-    hk = rng.choice(m, heavy, replace=False)
-    nh = int(n * share)
-    return np.concatenate([rng.choice(hk, nh), rng.integers(0, m, n - nh)])
+__all__ = ["best_time", "paper_error", "workloads", "zipf_draws"]
 
 
 def workloads(n: int, seed: int):

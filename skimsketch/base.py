@@ -38,10 +38,10 @@ from .errors import (
 from .estimate import Estimate
 from .exact_mode import ExactStore, aggregate, converted_delta, exact_capacity
 from .hashing import MAX_DEPTH, MAX_WIDTH, family
-from .kernels import I64
-from .keys import CanonicalBatch, canonical_key, canonicalize, scalar_weight
+from .kernels import I64, scale_batch, weight_total
+from .keys import CanonicalBatch, batch_scalar_weight, canonical_key, canonicalize
 from .kinds import register_kind
-from .serde import from_bytes as _any_from_bytes
+from .serde import Serialisable
 from .sizing import counter_bytes, framed_budget, shape_for_bytes, shape_for_error
 from .state import LinearState
 
@@ -64,7 +64,7 @@ def f2_bound(table_estimates: np.ndarray) -> float:
     return float(max(np.mean(table_estimates), np.median(table_estimates), 0.0))
 
 
-class Sketch:
+class Sketch(Serialisable):
     """Base class of the linear sketches (not instantiated directly)."""
 
     KIND: ClassVar[int]
@@ -261,18 +261,6 @@ class Sketch:
         out._key_domain = self._key_domain
         return out
 
-    __copy__ = copy
-
-    def __deepcopy__(self, memo):
-        return self.copy()
-
-    def __getstate__(self):
-        return {"bytes": self.to_bytes()}
-
-    def __setstate__(self, state):
-        other = type(self).from_bytes(state["bytes"])
-        self.__dict__.update(other.__dict__)
-
     # -- updates ----------------------------------------------------------
     def _validate_keys(self, keys: np.ndarray) -> None:
         """Hook for kinds that restrict keys (a declared domain)."""
@@ -285,11 +273,8 @@ class Sketch:
         goes to :attr:`null_weight`. Weights: a scalar or an aligned array;
         integer sketches need integral weights.
         """
-        scalar = None
-        if weights is not None and np.ndim(weights) == 0 and not hasattr(weights, "__len__"):
-            scalar = scalar_weight(weights, self.float_counters)
-            if not self.float_counters and not I64.min <= scalar <= I64.max:
-                raise CounterOverflowError(f"weight {scalar} does not fit in int64")
+        scalar = batch_scalar_weight(weights, self.float_counters)
+        if scalar is not None:
             weights = None
         batch = canonicalize(keys, weights, allow_float_weights=self.float_counters)
         if None not in (batch.key_domain, self._key_domain) and batch.key_domain != self._key_domain:
@@ -312,17 +297,7 @@ class Sketch:
                 delta = self._delta(batch.keys, batch.weights)
         null = batch.null_weight
         if scalar is not None:
-            if self.float_counters:
-                with np.errstate(over="ignore", invalid="ignore"):  # inf is refused by the state, unchanged
-                    delta = {k: d * scalar for k, d in delta.items()}
-                total, null = total * scalar, null * scalar
-            else:
-                if scalar != 1:
-                    peak = max((int(np.abs(d).max(initial=0)) for d in delta.values()), default=0)
-                    if peak * abs(scalar) > I64.max or abs(total * scalar) > I64.max:
-                        raise CounterOverflowError("update would overflow the int64 counters; the sketch is unchanged")
-                    delta = {k: d * scalar for k, d in delta.items()}
-                total, null = total * scalar, null * scalar
+            delta, total, null = scale_batch(delta, total, null, scalar, self.float_counters)
         self._key_domain, before = self._key_domain or batch.key_domain, self._key_domain
         try:
             if exact:
@@ -349,17 +324,8 @@ class Sketch:
         """Hook run when exact mode converts to counters (``store``: the entries converted)."""
 
     def _batch_total(self, batch: CanonicalBatch):
-        """Total weight of one canonical batch (integer batches: refused if their absolute weights
-        sum beyond int64, which keeps every per-key and per-counter sum exact)."""
-        w = batch.weights
-        if w is None:
-            return len(batch.keys)
-        if self.float_counters:
-            with np.errstate(over="ignore"):  # an infinite total is refused by the state, naming the overflow
-                return float(w.sum())
-        if float(np.abs(w).sum(dtype=np.float64)) >= I64.max:
-            raise CounterOverflowError("the batch's weights sum beyond int64; the sketch is unchanged")
-        return int(w.sum())
+        """Total weight of one canonical batch (:func:`skimsketch.kernels.weight_total`)."""
+        return weight_total(batch.weights, len(batch.keys), self.float_counters)
 
     def _delta(self, keys: np.ndarray, weights: np.ndarray | None) -> dict:
         """``{state array name: delta}`` of a batch of canonical keys."""
@@ -592,14 +558,6 @@ class Sketch:
         The only growth is the exact widening of counters past 32 bits (:attr:`counter_width`)."""
         width, d = shape_for_bytes(framed_budget(nbytes, fmt.FRAME_BYTES), depth, counter_bytes(params.get("dtype")))
         return cls(width, d, seed, **params)
-
-    @classmethod
-    def from_bytes(cls, blob):
-        """Load a sketch written by ``to_bytes``; it must be of this class (or a subclass)."""
-        sk = _any_from_bytes(blob)
-        if not isinstance(sk, cls):
-            raise IncompatibleSketchError("kind", cls.__name__, type(sk).__name__, "load")
-        return sk
 
 
 def _exact_estimate(value) -> Estimate:

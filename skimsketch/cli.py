@@ -22,6 +22,7 @@ from pathlib import Path
 
 from . import __version__
 from .agms import AGMSSketch
+from .base import Sketch
 from .errors import SketchError
 from .hash_sketch import HashSketch
 from .serde import from_bytes
@@ -181,6 +182,10 @@ def _info(a) -> int:
 
 def _estimate(a) -> int:
     left, right = _load(a.left), _load(a.right)
+    for path, sk in ((a.left, left), (a.right, right)):
+        if not isinstance(sk, Sketch):
+            raise CliError(f"{path!r} holds a {type(sk).__name__}, which has no two-way join estimate "
+                           "(a pair sketch is the middle of a chain join: skimsketch.chain_join_size)")
     try:
         e = left.join_size(right, confidence=a.confidence)
     except (SketchError, ValueError) as err:

@@ -6,11 +6,11 @@ All fields little-endian::
     offset size field
     0      4    magic b"SKSK"
     4      2    format version (2; version 1 is still read)
-    6      1    sketch kind (1 AGMS, 2 hash, 3 skimmed; skimsketch.kinds maps it to a class)
+    6      1    sketch kind (1 AGMS, 2 hash, 3 skimmed, 4 pair; skimsketch.kinds maps it to a class)
     7      1    flags: bit0 empty, bit1 has domain, bit2 float counters, bit3 exact mode (version 2)
-    8      4    width (u32)
+    8      4    width (u32; counters per table: a pair sketch's width_a * width_b)
     12     4    depth (u32)
-    16     8    seed (u64)
+    16     8    seed (u64; a pair sketch's seed_a)
     24     8    domain (u64; 0 = unbounded)
     32     1    counter type C: 1 int64, 2 float64, 3 int32 (version 2 only)
     33     1    key domain: 0 not recorded, 1 integers, 2 strings/bytes (version 2; zero in version 1)
@@ -31,7 +31,20 @@ of the sketch's parameters, counters and weights only.
 ``decode`` rejects anything else with :class:`CorruptSketchError` naming the
 problem; it checks sizes before allocating and never returns a partial sketch.
 
-Extensions. AGMS, hash and bounded skimmed sketches have none (E = 0). An
+Extensions. AGMS, hash and bounded skimmed sketches have none (E = 0). A
+pair sketch (kind 4, :mod:`skimsketch.multiway`) stores its second attribute's
+shape and family there, and its ``depth x width_a x width_b`` table is the
+main counters (``width = width_a * width_b``, row-major)::
+
+    offset size field
+    0      4    magic b"PAIR"
+    4      1    layout version (1)
+    5      3    reserved, zero
+    8      4    width_a (u32)
+    12     4    width_b (u32)
+    16     8    seed_b (u64)
+
+``decode_pair`` rejects a wrong magic, version, size or reserved bytes. An
 unbounded-key skimmed sketch (kind 3, domain 0) stores its prefix hierarchy
 (:mod:`skimsketch.hierarchy`) there, offsets relative to the extension::
 
@@ -99,7 +112,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import CorruptSketchError
-from .hashing import MAX_DEPTH, MAX_WIDTH
+from .hashing import MAX_DEPTH
 from .hierarchy_shape import (
     FANOUT_BITS,
     LEVELS,
@@ -110,9 +123,9 @@ from .hierarchy_shape import (
     TOP_BITS,
 )
 
-__all__ = ["KEY_DOMAINS", "MAGIC", "READ_VERSIONS", "VERSION", "Header", "decode", "decode_exact", "decode_hierarchy",
-           "decode_key_range", "encode", "encode_exact", "encode_hierarchy", "encode_key_range", "exact_hier_shape",
-           "is_key_range", "KEY_RANGE_BYTES", "KEY_RANGE_MAGIC"]
+__all__ = ["KEY_DOMAINS", "MAGIC", "MAX_ROW_COUNTERS", "READ_VERSIONS", "VERSION", "Header", "decode", "decode_exact",
+           "decode_hierarchy", "decode_key_range", "decode_pair", "encode", "encode_exact", "encode_hierarchy",
+           "encode_key_range", "encode_pair", "exact_hier_shape", "is_key_range", "KEY_RANGE_BYTES", "KEY_RANGE_MAGIC"]
 
 MAGIC = b"SKSK"
 VERSION = 2  # what encode writes
@@ -121,6 +134,7 @@ COUNTER_TYPES = {1: np.dtype("<i8"), 2: np.dtype("<f8"), 3: np.dtype("<i4")}  # 
 _INT_TYPE = {4: 3, 8: 1}  # integer counter width in bytes -> counter type
 KEY_DOMAINS = {0: None, 1: "int", 2: "str"}  # unknown (no non-null key yet), integers, strings/bytes
 _I32 = np.iinfo(np.int32)
+MAX_ROW_COUNTERS = 1 << 26  # counters per table: a width (<= 2**24), or a pair sketch's width_a * width_b
 FLAG_EMPTY, FLAG_DOMAIN, FLAG_FLOAT, FLAG_EXACT = 1, 2, 4, 8
 _HEAD = struct.Struct("<4sHBBIIQQB3sd")  # up to the kind parameter: 44 bytes
 _TAIL = struct.Struct("<8s8sI")  # weights and extension length: 20 bytes
@@ -196,7 +210,7 @@ def decode(blob) -> tuple[Header, np.ndarray, bytes]:
         raise CorruptSketchError("float-counter flag disagrees with the counter type")
     if bool(flags & FLAG_DOMAIN) != (domain != 0):
         raise CorruptSketchError("domain flag disagrees with the domain field")
-    if not (1 <= width <= MAX_WIDTH and 1 <= depth <= MAX_DEPTH):
+    if not (1 <= width <= MAX_ROW_COUNTERS and 1 <= depth <= MAX_DEPTH):
         raise CorruptSketchError(f"shape {depth}x{width} out of range")
     if not math.isfinite(param):
         raise CorruptSketchError("kind parameter is not finite")
@@ -225,6 +239,30 @@ def decode(blob) -> tuple[Header, np.ndarray, bytes]:
     if head.empty and (total != 0 or null != 0 or counters.any()):
         raise CorruptSketchError("sketch is flagged empty but has non-zero state")
     return head, counters, ext
+
+
+# -- extension of the pair sketch (see the module docstring) -------------------
+PAIR_MAGIC = b"PAIR"
+PAIR_VERSION = 1
+_PAIR = struct.Struct("<4sB3sIIQ")  # 24 bytes
+
+
+def encode_pair(width_a: int, width_b: int, seed_b: int) -> bytes:
+    return _PAIR.pack(PAIR_MAGIC, PAIR_VERSION, b"\0\0\0", width_a, width_b, seed_b)
+
+
+def decode_pair(ext: bytes) -> tuple[int, int, int]:
+    """Parse a pair sketch's extension -> (width_a, width_b, seed_b); ranges are the class's to check."""
+    if len(ext) != _PAIR.size:
+        raise CorruptSketchError(f"pair extension size mismatch: {len(ext)} bytes, expected {_PAIR.size}")
+    magic, version, reserved, width_a, width_b, seed_b = _PAIR.unpack(ext)
+    if magic != PAIR_MAGIC:
+        raise CorruptSketchError(f"bad pair extension magic {magic!r}")
+    if version != PAIR_VERSION:
+        raise CorruptSketchError(f"unknown pair extension version {version}")
+    if reserved != b"\0\0\0":
+        raise CorruptSketchError("reserved pair extension bytes are set")
+    return width_a, width_b, seed_b
 
 
 # -- extension of the unbounded skimmed sketch (see the module docstring) ------

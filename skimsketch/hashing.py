@@ -45,10 +45,13 @@ from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["HashFamily", "family", "MAX_WIDTH", "MAX_DEPTH", "AGMS_WORD_BASE"]
+__all__ = ["HashFamily", "family", "mix", "unmix", "MAX_WIDTH", "MAX_DEPTH", "AGMS_WORD_BASE"]
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
+# their modular inverses (for unmix)
+_M1_INV = np.uint64(pow(int(_M1), -1, 1 << 64))
+_M2_INV = np.uint64(pow(int(_M2), -1, 1 << 64))
 _G = 0x9E3779B97F4A7C15
 _MASK64 = (1 << 64) - 1
 MAX_WIDTH = 1 << 24
@@ -58,8 +61,8 @@ _TABLE_SIZES = (1 << 16, 1 << 16, (1 << 17) - 1)
 _CHUNK = 1 << 16
 
 
-def _mix(z: np.ndarray) -> np.ndarray:
-    """splitmix64 finaliser on a uint64 array (in place where possible)."""
+def mix(z: np.ndarray) -> np.ndarray:
+    """splitmix64 finaliser on a uint64 array (in place where possible): a bijection of 64-bit words."""
     z = z ^ (z >> np.uint64(30))
     z *= _M1
     z ^= z >> np.uint64(27)
@@ -68,8 +71,22 @@ def _mix(z: np.ndarray) -> np.ndarray:
     return z
 
 
+def unmix(z: np.ndarray) -> np.ndarray:
+    """Inverse of :func:`mix` on a uint64 array.
+
+    >>> z = np.array([0, 1, 2**64 - 1], dtype=np.uint64)
+    >>> bool((unmix(mix(z.copy())) == z).all())
+    True
+    """
+    z = z ^ (z >> np.uint64(31)) ^ (z >> np.uint64(62))
+    z = z * _M2_INV
+    z = z ^ (z >> np.uint64(27)) ^ (z >> np.uint64(54))
+    z = z * _M1_INV
+    return z ^ (z >> np.uint64(30)) ^ (z >> np.uint64(60))
+
+
 def _mix_int(z: int) -> int:
-    return int(_mix(np.array([z & _MASK64], dtype=np.uint64))[0])
+    return int(mix(np.array([z & _MASK64], dtype=np.uint64))[0])
 
 
 class HashFamily:
@@ -104,7 +121,7 @@ class HashFamily:
         """``T_i[chars][words]`` as a (len(chars), len(words)) uint64 array."""
         j = words.astype(np.uint64)[None, :] * np.uint64(1 << 18)
         c = chars.astype(np.uint64)[:, None] + np.uint64(1)
-        return _mix(np.uint64(self._states[i + 1]) + (j + c) * np.uint64(_G))
+        return mix(np.uint64(self._states[i + 1]) + (j + c) * np.uint64(_G))
 
     def _hash_tables(self, n_words: int):
         """T_0, T_1, T_2 with ``n_words`` words per entry (uint64, one row per character)."""

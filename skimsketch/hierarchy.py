@@ -95,7 +95,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .hashing import _M1, _M2, _mix, family
+from .hashing import family, mix, unmix
 from .hierarchy_shape import (
     BOTTOM_BITS,
     FANOUT_BITS,
@@ -109,7 +109,7 @@ from .hierarchy_shape import (
 from .kernels import accumulate_cells, as_counter_delta
 
 __all__ = ["PrefixHierarchy", "hierarchy", "LEVELS", "TOP_BITS", "FANOUT_BITS", "MAX_EXPAND",
-           "HIER_WORD_BASE", "MIN_LG", "MAX_LG", "MAX_HIER_DEPTH", "MIN_HIER_DEPTH", "chance_tail", "agree_mask"]
+           "HIER_WORD_BASE", "MIN_LG", "MAX_LG", "MAX_HIER_DEPTH", "MIN_HIER_DEPTH", "chance_tail"]
 
 MAX_BOTTOM_DIVISOR = 4  # the last level expands at most MAX_EXPAND / 4 prefixes (4096 children each)
 HIER_WORD_BASE = 1 << 22
@@ -119,19 +119,6 @@ LEVEL_BUDGET_MIN = 8.0  # ... but at least this many expected chance passes per 
 PEEL_BUDGET = 0.01  # expected chance passes of the strict (peeling) rule per round: a false peel wipes a heavy prefix
 PEEL_ROUNDS = 3
 _ZMUL = np.uint32(0x9E3779B1)
-
-# modular inverses of the splitmix64 multipliers
-_M1_INV = np.uint64(pow(int(_M1), -1, 1 << 64))
-_M2_INV = np.uint64(pow(int(_M2), -1, 1 << 64))
-
-
-def unmix(z: np.ndarray) -> np.ndarray:
-    """Inverse of :func:`skimsketch.hashing._mix` on a uint64 array."""
-    z = z ^ (z >> np.uint64(31)) ^ (z >> np.uint64(62))
-    z = z * _M2_INV
-    z = z ^ (z >> np.uint64(27)) ^ (z >> np.uint64(54))
-    z = z * _M1_INV
-    return z ^ (z >> np.uint64(30)) ^ (z >> np.uint64(60))
 
 
 def chance_tail(counters: np.ndarray, t: float) -> np.ndarray:
@@ -150,14 +137,6 @@ def chance_tail(counters: np.ndarray, t: float) -> np.ndarray:
         dist[1:] = dist[1:] * (1 - q) + dist[:-1] * q
         dist[0] *= 1 - q
     return np.cumsum(dist[::-1])[::-1]
-
-
-def agree_mask(est: np.ndarray, t: float, agree: int) -> tuple[np.ndarray, np.ndarray]:
-    """(mask, median of the passing rows) for (n, d) table estimates.
-
-    Passing: at least ``agree`` tables ``>= t``, or at least ``agree`` tables ``<= -t``."""
-    mask = ((est >= t).sum(axis=1) >= agree) | ((est <= -t).sum(axis=1) >= agree)
-    return mask, np.median(est[mask], axis=1) if mask.any() else np.zeros(0)
 
 
 def _row_passes(e: list, rules) -> float | None:
@@ -196,7 +175,7 @@ class PrefixHierarchy:
     # -- keys <-> values ---------------------------------------------------
     def values(self, keys: np.ndarray) -> np.ndarray:
         """The 64-bit values ``y = mix(key ^ salt)`` (uint64) of int64 keys."""
-        return _mix(np.ascontiguousarray(keys, dtype=np.int64).view(np.uint64) ^ self.salt)
+        return mix(np.ascontiguousarray(keys, dtype=np.int64).view(np.uint64) ^ self.salt)
 
     def keys(self, values: np.ndarray) -> np.ndarray:
         """Canonical int64 keys of values ``y`` (inverse of :meth:`values`)."""

@@ -12,7 +12,8 @@ import numpy as np
 
 from .errors import CounterOverflowError
 
-__all__ = ["FLOAT_EXACT", "I64", "accumulate_cells", "as_counter_delta", "checked_add"]
+__all__ = ["FLOAT_EXACT", "I64", "accumulate_cells", "as_counter_delta", "checked_add", "scale_batch",
+           "weight_total"]
 
 I64 = np.iinfo(np.int64)
 _CHUNK = 1 << 15  # keys hashed per step: keeps temporaries in cache
@@ -27,6 +28,37 @@ def checked_add(a: np.ndarray, b: np.ndarray, what: str) -> np.ndarray:
     if ((a ^ out) & (b ^ out) < 0).any():
         raise CounterOverflowError(f"{what} would overflow the int64 counters; the sketch is unchanged")
     return out
+
+
+def weight_total(weights, n: int, float_counters: bool):
+    """Net weight of a batch of ``n`` rows (``weights`` None: 1 each), as the counters' type.
+
+    Integer batches whose weights sum beyond int64 raise :class:`CounterOverflowError`."""
+    if weights is None:
+        return n
+    if float_counters:
+        with np.errstate(over="ignore"):  # an infinite total is refused by the state, naming the overflow
+            return float(weights.sum())
+    if float(np.abs(weights).sum(dtype=np.float64)) >= I64.max:
+        raise CounterOverflowError("the batch's weights sum beyond int64; the sketch is unchanged")
+    return int(weights.sum())
+
+
+def scale_batch(deltas: dict, total, null, scalar, float_counters: bool):
+    """A unit-weight batch's ``({name: delta}, total, null)`` times a scalar weight.
+
+    Integer results beyond int64 raise :class:`CounterOverflowError`; float results
+    that overflow are left to the state, which refuses them."""
+    if float_counters:
+        with np.errstate(over="ignore", invalid="ignore"):
+            deltas = {k: d * scalar for k, d in deltas.items()}
+        return deltas, total * scalar, null * scalar
+    if scalar != 1:
+        peak = max((int(np.abs(d).max(initial=0)) for d in deltas.values()), default=0)
+        if peak * abs(scalar) > I64.max or abs(total * scalar) > I64.max:
+            raise CounterOverflowError("update would overflow the int64 counters; the sketch is unchanged")
+        deltas = {k: d * scalar for k, d in deltas.items()}
+    return deltas, total * scalar, null * scalar
 
 
 def accumulate_cells(n: int, cells_of, weights, n_cells: int, per_key: int, key_major: bool,

@@ -25,10 +25,11 @@ from decimal import Decimal
 import mmh3
 import numpy as np
 
-from .errors import KeyTypeError
+from .errors import CounterOverflowError, KeyTypeError
 
-__all__ = ["CanonicalBatch", "canonical_key", "canonicalize", "drop_null_weights", "fingerprint64",
-           "fingerprint64_many", "scalar_weight", "select_rows"]
+__all__ = ["CanonicalBatch", "batch_scalar_weight", "canonical_key", "canonical_rows", "canonicalize",
+           "drop_null_weights", "fingerprint64", "fingerprint64_many", "keys_array", "scalar_weight", "select_rows",
+           "weights_array"]
 
 _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 # Largest float magnitude that converts to int64 exactly and safely.
@@ -340,7 +341,11 @@ def _pandas_keys(s) -> tuple[np.ndarray, np.ndarray | None]:
     return _numpy_keys(s.to_numpy(dtype=object))
 
 
-def _keys_array(keys) -> tuple[np.ndarray, np.ndarray | None]:
+def keys_array(keys) -> tuple[np.ndarray, np.ndarray | None]:
+    """Canonical int64 keys of one column (any container) and its null mask (None: no null).
+
+    The nulls' positions hold placeholders; :func:`canonicalize` is the batch-level API
+    (nulls dropped, weights, key domain), this is for callers aligning several columns."""
     mod = type(keys).__module__ or ""
     if isinstance(keys, np.ndarray):
         return _numpy_keys(keys)
@@ -450,7 +455,9 @@ def _fractional_decimal(weights) -> bool:
     return pa.types.is_decimal(t) and t.scale > 0
 
 
-def _weights_array(weights, n: int, allow_float: bool):
+def weights_array(weights, n: int, allow_float: bool):
+    """``(weights, is_float)``: ``n`` aligned weights (a scalar is repeated; None stays None) as
+    int64, or float64 when ``allow_float`` and one is fractional; integral floats become int64."""
     if weights is None:
         return None, False
     fractional = _fractional_decimal(weights)
@@ -492,6 +499,18 @@ def scalar_weight(x, float_counters: bool):
                 )
             v = int(v)
     return float(v) if float_counters else v
+
+
+def batch_scalar_weight(weights, float_counters: bool):
+    """The one weight of a whole batch when ``weights`` is a scalar (see :func:`scalar_weight`),
+    else None (no weights, or an aligned array); an integer beyond int64 is a
+    :class:`CounterOverflowError`."""
+    if weights is None or np.ndim(weights) != 0 or hasattr(weights, "__len__"):
+        return None
+    v = scalar_weight(weights, float_counters)
+    if not float_counters and not _I64_MIN <= v <= _I64_MAX:
+        raise CounterOverflowError(f"weight {v} does not fit in int64")
+    return v
 
 
 def _weight_nulls(weights, n: int):
@@ -607,6 +626,46 @@ def _key_domain(keys) -> str | None:
     return _domain_of_objects(keys if isinstance(keys, (list, tuple)) else list(keys))
 
 
+def canonical_rows(columns: dict, weights=None, allow_float_weights: bool = False):
+    """Aligned key columns (``{name: keys}``) and one weight column, by the rules of :func:`canonicalize`
+    -> ``(keys, weights, null_weight, is_float)``: ``keys`` one int64 array per column.
+
+    A row with a null weight is skipped; a row with a null key in any column goes to
+    ``null_weight`` (the rows left have no null). Columns of different lengths are a
+    :class:`KeyTypeError` naming them.
+
+    >>> ks, w, null_weight, _ = canonical_rows({"a": [1, None, 3, 4]}, weights=[5, 6, None, 8])
+    >>> [k.tolist() for k in ks], w.tolist(), null_weight
+    ([[1, 4]], [5, 8], 6)
+    """
+    names = list(columns)
+    ks, nulls = map(list, zip(*(keys_array(columns[name]) for name in names)))
+    n = len(ks[0])
+    for name, k in zip(names[1:], ks[1:]):
+        if len(k) != n:
+            raise KeyTypeError(f"{names[0]} and {name} must have the same length, got {n} and {len(k)}")
+    wnull = _weight_nulls(weights, n)
+    if wnull is not None:  # rows with a null weight are skipped, as SQL SUM skips them
+        keep = ~wnull
+        weights, n = _drop_weights(weights, keep), int(keep.sum())
+        ks = [k[keep] for k in ks]
+        nulls = [None if m is None else m[keep] for m in nulls]
+    w, is_float = weights_array(weights, n, allow_float_weights)
+    null = None
+    for m in nulls:
+        if m is not None:
+            null = m if null is None else null | m
+    null_weight = 0.0 if is_float else 0
+    if null is not None:
+        if w is None:
+            null_weight = int(null.sum())
+        else:
+            null_weight = w[null].sum().item()
+            w = w[~null]
+        ks = [k[~null] for k in ks]
+    return [np.ascontiguousarray(k, dtype=np.int64) for k in ks], w, null_weight, is_float
+
+
 def canonicalize(keys, weights=None, allow_float_weights: bool = False) -> CanonicalBatch:
     """Canonicalise a batch of keys (and weights) -> :class:`CanonicalBatch`.
 
@@ -626,20 +685,6 @@ def canonicalize(keys, weights=None, allow_float_weights: bool = False) -> Canon
     if not isinstance(keys, (list, tuple, np.ndarray, str, bytes, bytearray, numbers.Number)) and keys is not None \
             and not (type(keys).__module__ or "").startswith(("pyarrow", "pandas")) and hasattr(keys, "__iter__"):
         keys = list(keys)  # one pass over a generator serves both the keys and their domain
-    k, null = _keys_array(keys)
-    wnull = _weight_nulls(weights, len(k))
-    if wnull is not None:  # rows with a null weight are skipped, as SQL SUM skips them
-        keep = ~wnull
-        weights, k = _drop_weights(weights, keep), k[keep]
-        null = None if null is None else null[keep]
-    w, is_float = _weights_array(weights, len(k), allow_float_weights)
-    domain = (recorded or _key_domain(keys)) if len(k) > (0 if null is None else int(null.sum())) else None
-    null_weight = 0.0 if is_float else 0
-    if null is not None:
-        if w is None:
-            null_weight = int(null.sum())
-        else:
-            null_weight = w[null].sum().item()
-            w = w[~null]
-        k = k[~null]
-    return CanonicalBatch(np.ascontiguousarray(k, dtype=np.int64), w, null_weight, is_float, domain)
+    (k,), w, null_weight, is_float = canonical_rows({"keys": keys}, weights, allow_float_weights)
+    domain = (recorded or _key_domain(keys)) if len(k) else None
+    return CanonicalBatch(k, w, null_weight, is_float, domain)

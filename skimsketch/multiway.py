@@ -39,24 +39,33 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import check_int, f2_bound
+from . import format as fmt
+from .base import DTYPES, check_int, f2_bound
 from .bounds import check_confidence, median_estimate
-from .errors import CounterOverflowError, IncompatibleSketchError, KeyTypeError
+from .errors import CorruptSketchError, IncompatibleSketchError
 from .estimate import Estimate
 from .exact import exact_frequencies
 from .hash_sketch import HashSketch
 from .hashing import MAX_DEPTH, MAX_WIDTH, family
-from .kernels import I64, accumulate_cells, as_counter_delta
-from .keys import _keys_array, _weights_array, drop_null_weights
+from .kernels import accumulate_cells, as_counter_delta, scale_batch, weight_total
+from .keys import batch_scalar_weight, canonical_rows
+from .kinds import register_kind
+from .serde import Serialisable
 from .state import LinearState
 
 __all__ = ["PairSketch", "chain_join_size", "exact_chain_join_size"]
 
-MAX_PAIR_COUNTERS = 1 << 26  # width_a * width_b * depth
+MAX_PAIR_COUNTERS = 1 << 26  # width_a * width_b * depth (so one table fits format.MAX_ROW_COUNTERS)
 
 
-class PairSketch:
+@register_kind
+class PairSketch(Serialisable):
     """Sketch of a relation ``S(a, b)`` for chain joins ``F(a) ⋈ S(a, b) ⋈ G(b)``.
+
+    Its state is one :class:`~skimsketch.state.LinearState` (the ``depth x width_a x
+    width_b`` counters, total and null weights): updates, merges and subtractions follow
+    the exact-counter and all-or-nothing rules of every sketch here. Serialised as kind 4
+    of the sketch format (``docs/format.md``), so it pickles and ships as bytes.
 
     >>> import skimsketch as ss
     >>> f = ss.HashSketch(64, 5, seed=1).update([1, 1, 2])
@@ -64,8 +73,11 @@ class PairSketch:
     >>> s = ss.PairSketch.for_chain(f, g).update([1, 2, 2], ["x", "y", "z"])
     >>> round(float(ss.chain_join_size(f, s, g)))  # f(1) g(x) + f(2) g(y) = 2*1 + 1*2
     4
+    >>> ss.from_bytes(s.to_bytes()) == s
+    True
     """
 
+    KIND = 4
     METHOD = "chain"
 
     def __init__(self, width_a: int, width_b: int, depth: int, seed_a: int, seed_b: int, dtype: str = "int64"):
@@ -84,8 +96,8 @@ class PairSketch:
                 f"width_a * width_b * depth = {self._width_a * self._width_b * self._depth} counters exceeds "
                 f"{MAX_PAIR_COUNTERS}"
             )
-        if dtype not in ("int64", "float64"):
-            raise ValueError(f"dtype must be one of ('int64', 'float64'), got {dtype!r}")
+        if dtype not in DTYPES:
+            raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}")
         self._dtype = dtype
         self._state = LinearState({"counters": (self._depth, self._width_a, self._width_b)}, dtype)
 
@@ -124,6 +136,11 @@ class PairSketch:
         return self._state.view("counters")
 
     @property
+    def counter_width(self) -> int:
+        """Bytes per counter in memory: 4 (int32) until a value needs more, then 8; float counters 8."""
+        return self._state.counter_width
+
+    @property
     def nbytes(self) -> int:
         return self._state.nbytes
 
@@ -144,65 +161,58 @@ class PairSketch:
         out._state = self._state.copy()
         return out
 
-    __copy__ = copy
+    # -- serialisation ------------------------------------------------------
+    def to_bytes(self) -> bytes:
+        """Serialise (kind 4 of :mod:`skimsketch.format`); ``ss.from_bytes`` reads it back."""
+        width = self._state.narrowest_width()
+        head = fmt.Header(
+            self.KIND, self._width_a * self._width_b, self._depth, self._seed_a, None, self.float_counters, 0.0,
+            self._state.total, self._state.null, self.is_empty, counter_width=width,
+        )
+        ext = fmt.encode_pair(self._width_a, self._width_b, self._seed_b)
+        return fmt.encode(head, self._state.array("counters").reshape(self._depth, -1), ext, width)
 
-    def __deepcopy__(self, memo):
-        return self.copy()
-
-    def __getstate__(self):
-        s = self._state
-        return {"params": self.params, "counters": s.array("counters"), "total": s.total, "null": s.null}
-
-    def __setstate__(self, state):
-        fresh = PairSketch(**state["params"])  # validates the parameters
-        counters = np.asarray(state["counters"])
-        if counters.shape != fresh.counters.shape or counters.dtype != fresh.counters.dtype:
-            raise ValueError(f"pickled PairSketch counters {counters.dtype}{counters.shape} do not match its parameters")
-        fresh._state = LinearState.of({"counters": counters.copy()}, state["total"], state["null"],
-                                      fresh.float_counters)
-        self.__dict__.update(fresh.__dict__)
+    @classmethod
+    def _from_parts(cls, head: fmt.Header, counters: np.ndarray, ext: bytes) -> PairSketch:
+        """The pair sketch of a decoded header, counters and extension (``from_bytes``)."""
+        width_a, width_b, seed_b = fmt.decode_pair(ext)
+        if head.version < 2:
+            raise CorruptSketchError(f"a PairSketch is written by format version 2 or later, not {head.version}")
+        if head.domain is not None or head.param != 0.0 or head.key_domain is not None:
+            raise CorruptSketchError("a PairSketch has no domain, kind parameter or key domain")
+        if width_a * width_b != head.width:
+            raise CorruptSketchError(
+                f"pair extension widths {width_a} x {width_b} disagree with the header's {head.width} counters per table")
+        try:
+            sk = cls(width_a, width_b, head.depth, head.seed, seed_b, "float64" if head.float_counters else "int64")
+        except (ValueError, TypeError) as e:
+            raise CorruptSketchError(f"invalid pair sketch parameters: {e}") from None
+        state = LinearState.of({"counters": counters.reshape(head.depth, width_a, width_b)}, head.total_weight,
+                               head.null_weight, head.float_counters)
+        if state.narrowest_width() != head.counter_width:
+            raise CorruptSketchError(
+                f"non-canonical counter width: {head.counter_width}-byte counters whose values need "
+                f"{state.narrowest_width()} bytes (version 2 stores the narrowest width)")
+        if state.is_empty != head.empty:
+            raise CorruptSketchError("the empty flag disagrees with the state")
+        sk._state = state
+        return sk
 
     # -- updates ------------------------------------------------------------
     def update(self, keys_a, keys_b, weights=None) -> PairSketch:
         """Add rows ``(keys_a[i], keys_b[i])`` with ``weights`` (default 1; negative = delete); returns ``self``.
 
         Rows with a null in either column never join: they are skipped and
-        their weight goes to :attr:`null_weight`."""
-        ka, null_a = _keys_array(keys_a)
-        kb, null_b = _keys_array(keys_b)
-        if len(ka) != len(kb):
-            raise KeyTypeError(f"keys_a and keys_b must have the same length, got {len(ka)} and {len(kb)}")
-        weights, keep = drop_null_weights(weights, len(ka))  # null-weight rows are skipped, as in update
-        if keep is not None:
-            ka, kb = ka[keep], kb[keep]
-            null_a, null_b = (None if m is None else m[keep] for m in (null_a, null_b))
-        n = len(ka)
-        w, _ = _weights_array(weights, n, self.float_counters)
-        null = None
-        if null_a is not None or null_b is not None:
-            null = np.zeros(n, dtype=bool)
-            if null_a is not None:
-                null |= null_a
-            if null_b is not None:
-                null |= null_b
-        null_weight = 0
-        if null is not None and null.any():
-            null_weight = int(null.sum()) if w is None else w[null].sum().item()
-            keep = ~null
-            ka, kb = ka[keep], kb[keep]
-            w = None if w is None else w[keep]
-        ka = np.ascontiguousarray(ka, dtype=np.int64)
-        kb = np.ascontiguousarray(kb, dtype=np.int64)
-        if w is None:
-            total = len(ka)
-        elif self.float_counters:
-            total = float(w.sum())
-        else:
-            if float(np.abs(w).sum(dtype=np.float64)) >= I64.max:
-                raise CounterOverflowError("the batch's weights sum beyond int64; the sketch is unchanged")
-            total = int(w.sum())
-        delta = self._delta(ka, kb, w)
-        self._apply(delta, total, null_weight, "update")
+        their weight goes to :attr:`null_weight`. Keys and weights follow the
+        rules of every sketch (``docs/inputs.md``): a null weight skips its row."""
+        scalar = batch_scalar_weight(weights, self.float_counters)  # as every sketch: unit rows, then scaled
+        (ka, kb), w, null_weight, _ = canonical_rows(
+            {"keys_a": keys_a, "keys_b": keys_b}, None if scalar is not None else weights, self.float_counters)
+        delta = {"counters": self._delta(ka, kb, w)}
+        total = weight_total(w, len(ka), self.float_counters)
+        if scalar is not None:
+            delta, total, null_weight = scale_batch(delta, total, null_weight, scalar, self.float_counters)
+        self._state.add(delta, total, null_weight, "update")
         return self
 
     def _delta(self, ka, kb, w) -> np.ndarray:
@@ -217,9 +227,6 @@ class PairSketch:
 
         acc = accumulate_cells(len(ka), cells_of, w, 2 * size, d, False, self.float_counters)
         return as_counter_delta((acc[0::2] - acc[1::2]).reshape(d, wa, wb), self.float_counters)
-
-    def _apply(self, delta, total, null, what) -> None:
-        self._state.add({"counters": delta}, total, null, what)
 
     def check_compatible(self, other, operation: str = "combine") -> None:
         if not isinstance(other, PairSketch):
@@ -239,6 +246,12 @@ class PairSketch:
         self.check_compatible(other, "subtract")
         self._state.subtract(other._state, "subtract")
         return self
+
+    def __add__(self, other):
+        return self.copy().merge(other)
+
+    def __sub__(self, other):
+        return self.copy().subtract(other)
 
     def self_join_tables(self) -> np.ndarray:
         """Per-table unbiased estimates of ``F2(s) = sum_{a,b} s(a,b)^2``."""
@@ -295,21 +308,7 @@ def exact_chain_join_size(keys_f, pairs_a, pairs_b, keys_g, weights_f=None, weig
     """
     kf, ff = exact_frequencies(keys_f, weights_f)
     kg, fg = exact_frequencies(keys_g, weights_g)
-    ka, null_a = _keys_array(pairs_a)
-    kb, null_b = _keys_array(pairs_b)
-    if len(ka) != len(kb):
-        raise KeyTypeError(f"pairs_a and pairs_b must have the same length, got {len(ka)} and {len(kb)}")
-    weights_s, keep_w = drop_null_weights(weights_s, len(ka))
-    w, _ = _weights_array(weights_s, len(ka) if keep_w is None else int(keep_w.sum()), True)
-    if keep_w is not None:
-        ka, kb = ka[keep_w], kb[keep_w]
-        null_a, null_b = (None if m is None else m[keep_w] for m in (null_a, null_b))
-    keep = np.ones(len(ka), dtype=bool)
-    for null in (null_a, null_b):
-        if null is not None:
-            keep &= ~null
-    ka, kb = ka[keep], kb[keep]
-    w = None if w is None else w[keep]
+    (ka, kb), w, _, _ = canonical_rows({"pairs_a": pairs_a, "pairs_b": pairs_b}, weights_s, True)
 
     def lookup(keys, uniq, freq):
         pos = np.minimum(np.searchsorted(uniq, keys), max(len(uniq) - 1, 0))

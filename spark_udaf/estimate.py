@@ -10,7 +10,7 @@ import skimsketch as ss
 
 from ._common import check_columns, check_weight_field, require_sketch
 from .build import plain_parquet_scan, sketch_column, sketch_pair, sketch_parquet
-from .exact import _check_keys, exact_join_size
+from .exact import check_join_keys, exact_join_size
 
 __all__ = ["estimate_join_size", "relative_half_width"]
 
@@ -83,7 +83,7 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
         spark = _active_session()
         left = left if lpath is None else spark.read.parquet(*lpath)
         right = right if rpath is None else spark.read.parquet(*rpath)
-    _check_keys(left, lcol, right, rcol)
+    check_join_keys(left, lcol, right, rcol)
     template = _default_sketch(left, lweight, right, rweight, width, depth, seed) if sketch is None \
         else require_sketch(sketch, "sketch")
     check_columns(left, lcol, template, lweight)  # both sides, before either is scanned

@@ -14,7 +14,7 @@ from decimal import Decimal
 
 from ._common import check_key_field, check_weight_field, keys_join, worker_errors
 
-__all__ = ["exact_join_size", "exact_self_join_size", "frequencies"]
+__all__ = ["check_join_keys", "exact_join_size", "exact_self_join_size", "frequencies"]
 
 _K, _C = "__skim_key", "__skim_count"
 
@@ -95,7 +95,8 @@ def _float_key(key, column: str):
         .otherwise(key.cast("bigint"))
 
 
-def _check_keys(left, lcol, right, rcol):
+def check_join_keys(left, lcol, right, rcol):
+    """Raise ``ValueError`` unless ``left[lcol]`` and ``right[rcol]`` are key columns of one family."""
     lf, rf = check_key_field(left, lcol), check_key_field(right, rcol)
     lt, rt = lf.dataType.simpleString(), rf.dataType.simpleString()
     if not keys_join(lt, rt):
@@ -129,7 +130,7 @@ def exact_join_size(left, lcol: str, right, rcol: str, lweight: str | None = Non
     """
     from pyspark.sql import functions as F
 
-    _check_keys(left, lcol, right, rcol)
+    check_join_keys(left, lcol, right, rcol)
     as_float = _is_float(left, lweight) or _is_float(right, rweight)
     fl = _frequencies(left, lcol, lweight, as_float=as_float, suffix="_l")
     fr = _frequencies(right, rcol, rweight, as_float=as_float, suffix="_r")

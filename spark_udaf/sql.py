@@ -48,12 +48,12 @@ import skimsketch as ss
 
 from ._common import load_sketch, merge_blobs
 from .partials import PartialAccumulator
+from .schemas import ESTIMATE, INFO, arrow_type, ddl, estimate_row, sketch_row
 
 __all__ = ["register", "FUNCTIONS", "skim_merge_udf", "MERGE_SUBPLANS_RULE"]
 
-ESTIMATE_TYPE = "struct<value: double, low: double, high: double, confidence: double, method: string>"
-INFO_TYPE = ("struct<kind: string, width: int, depth: int, seed: bigint, total_weight: double, "
-             "null_weight: double, nbytes: bigint>")
+ESTIMATE_TYPE = ddl(ESTIMATE)  # declared in spark_udaf.schemas
+INFO_TYPE = ddl(INFO)
 
 
 # -- plain Python implementations (run inside workers; unit-testable) -------------
@@ -152,13 +152,12 @@ class _Loader:
         if sk is None:
             if len(self._cache) > 64:
                 self._cache.clear()
-            sk = self._cache[blob] = load_sketch(blob, self._what)
+            sk = load_sketch(blob, self._what)
+            if not isinstance(sk, ss.Sketch):  # the scalar functions query one-column sketches
+                raise TypeError(f"{self._what}: a {type(sk).__name__} has no two-way join, frequency or info; "
+                                "a pair sketch is the middle of a chain join (skimsketch.chain_join_size)")
+            self._cache[blob] = sk
         return sk
-
-
-def _as_struct(e: ss.Estimate) -> dict:
-    return {"value": float(e.value), "low": float(e.low), "high": float(e.high),
-            "confidence": float(e.confidence), "method": e.method}
 
 
 def _join(fn: str, a, b, confidence: float):
@@ -176,7 +175,7 @@ def join_impl(a_blobs, b_blobs, bounds: bool, confidence: float = 0.95):
             out.append(None)
             continue
         e = _join("skim_join_size", la(x), lb(y), confidence)
-        out.append(_as_struct(e) if bounds else float(e.value))
+        out.append(estimate_row(e) if bounds else float(e.value))
     return out
 
 
@@ -188,7 +187,7 @@ def self_join_impl(blobs, bounds: bool, confidence: float = 0.95):
             out.append(None)
             continue
         e = load(x).self_join_size(confidence=confidence)
-        out.append(_as_struct(e) if bounds else float(e.value))
+        out.append(estimate_row(e) if bounds else float(e.value))
     return out
 
 
@@ -211,9 +210,7 @@ def info_impl(blobs):
             out.append(None)
             continue
         sk = load(x)
-        out.append({"kind": type(sk).__name__, "width": sk.width, "depth": sk.depth, "seed": sk.seed,
-                    "total_weight": float(sk.total_weight), "null_weight": float(sk.null_weight),
-                    "nbytes": int(sk.nbytes)})
+        out.append(sketch_row(sk) | {"nbytes": int(sk.nbytes)})
     return out
 
 
@@ -260,7 +257,7 @@ def _scalars(confidence: float):
 
     @arrow_udf(ESTIMATE_TYPE)
     def skim_join_size_bounds(a: pa.Array, b: pa.Array) -> pa.Array:
-        return pa.array(join_impl(a.to_pylist(), b.to_pylist(), True, confidence), _arrow_estimate_type())
+        return pa.array(join_impl(a.to_pylist(), b.to_pylist(), True, confidence), arrow_type(ESTIMATE))
 
     @arrow_udf("double")
     def skim_self_join_size(a: pa.Array) -> pa.Array:
@@ -268,7 +265,7 @@ def _scalars(confidence: float):
 
     @arrow_udf(ESTIMATE_TYPE)
     def skim_self_join_size_bounds(a: pa.Array) -> pa.Array:
-        return pa.array(self_join_impl(a.to_pylist(), True, confidence), _arrow_estimate_type())
+        return pa.array(self_join_impl(a.to_pylist(), True, confidence), arrow_type(ESTIMATE))
 
     @arrow_udf("double")
     def skim_frequency(a: pa.Array, key: pa.Array) -> pa.Array:
@@ -276,24 +273,10 @@ def _scalars(confidence: float):
 
     @arrow_udf(INFO_TYPE)
     def skim_sketch_info(a: pa.Array) -> pa.Array:
-        return pa.array(info_impl(a.to_pylist()), _arrow_info_type())
+        return pa.array(info_impl(a.to_pylist()), arrow_type(INFO))
 
     return {f.__name__: f for f in (skim_join_size, skim_join_size_bounds, skim_self_join_size,
                                     skim_self_join_size_bounds, skim_frequency, skim_sketch_info)}
-
-
-def _arrow_estimate_type():
-    import pyarrow as pa
-
-    return pa.struct([("value", pa.float64()), ("low", pa.float64()), ("high", pa.float64()),
-                      ("confidence", pa.float64()), ("method", pa.string())])
-
-
-def _arrow_info_type():
-    import pyarrow as pa
-
-    return pa.struct([("kind", pa.string()), ("width", pa.int32()), ("depth", pa.int32()), ("seed", pa.int64()),
-                      ("total_weight", pa.float64()), ("null_weight", pa.float64()), ("nbytes", pa.int64())])
 
 
 def _partials_udtf():

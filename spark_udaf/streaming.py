@@ -36,7 +36,8 @@ pane (``spark_udaf.build.sketch_by``), then committed with
 SQL: after every batch the current sketch's bytes are published as a
 one-row temporary view (``view_name``) and/or a one-row Parquet file
 (``table_path``), columns ``batch_id, sketch, kind, width, depth, seed,
-total_weight, null_weight, now, watermark, late_count, updated_at``; the
+total_weight, null_weight, now, watermark, late_count, updated_at`` (types:
+:data:`spark_udaf.schemas.STATE_VIEW`); the
 bytes load with ``ss.from_bytes`` and work with the SQL functions of
 ``spark_udaf.sql`` (``skim_join_size(sketch, other)``). Classic (non-Connect)
 PySpark: the handler runs on the driver.
@@ -60,6 +61,7 @@ from skimsketch.stream.checkpoint import sketch_digest
 
 from ._common import check_columns, field_of
 from .build import sketch_by, sketch_column
+from .schemas import STATE_VIEW, arrow_schema, sketch_row, spark_schema
 
 __all__ = ["STATE_FILE", "StreamingSketch", "read_state"]
 
@@ -75,33 +77,6 @@ def read_state(state_dir):
     if saved is None:
         return None
     return saved[0], load_state(saved[1])
-
-
-def _view_schema():
-    from pyspark.sql.types import (
-        BinaryType,
-        DoubleType,
-        LongType,
-        StringType,
-        StructField,
-        StructType,
-        TimestampType,
-    )
-
-    return StructType([
-        StructField("batch_id", LongType()),
-        StructField("sketch", BinaryType()),
-        StructField("kind", StringType()),
-        StructField("width", LongType()),
-        StructField("depth", LongType()),
-        StructField("seed", StringType()),  # u64 does not fit a signed BIGINT
-        StructField("total_weight", DoubleType()),
-        StructField("null_weight", DoubleType()),
-        StructField("now", DoubleType()),
-        StructField("watermark", DoubleType()),
-        StructField("late_count", LongType()),
-        StructField("updated_at", TimestampType()),
-    ])
 
 
 def _query_id(batch_df):
@@ -325,13 +300,12 @@ class StreamingSketch:
         st = self._state
         win = self.windowed
         f = lambda x: None if x is None else float(x)
-        return (
-            self.last_batch_id, bytearray(sk.to_bytes()), type(sk).__name__, sk.width, sk.depth, str(sk.seed),
-            float(sk.total_weight), float(sk.null_weight),
-            f(st.now) if win else None, f(st.watermark) if win else None,
-            st.late_count if win else 0,
-            _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None),
-        )
+        row = {"batch_id": self.last_batch_id, "sketch": bytearray(sk.to_bytes())} | sketch_row(sk) | {
+            "now": f(st.now) if win else None, "watermark": f(st.watermark) if win else None,
+            "late_count": st.late_count if win else 0,
+            "updated_at": _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None),
+        }
+        return tuple(row[name] for name, _ in STATE_VIEW)
 
     def to_dataframe(self, spark=None):
         """The current state as a one-row DataFrame (the view's contents)."""
@@ -340,7 +314,7 @@ class StreamingSketch:
             from pyspark.sql import SparkSession
 
             spark = SparkSession.getActiveSession()
-        return spark.createDataFrame([self._row()], _view_schema())
+        return spark.createDataFrame([self._row()], spark_schema(STATE_VIEW))
 
     def _publish(self) -> None:
         if self.view_name is not None:
@@ -354,14 +328,8 @@ class StreamingSketch:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        names = [f.name for f in _view_schema().fields]
-        row = self._row()
-        table = pa.table({n: [v] for n, v in zip(names, row)}).cast(pa.schema([
-            ("batch_id", pa.int64()), ("sketch", pa.binary()), ("kind", pa.string()), ("width", pa.int64()),
-            ("depth", pa.int64()), ("seed", pa.string()), ("total_weight", pa.float64()),
-            ("null_weight", pa.float64()), ("now", pa.float64()), ("watermark", pa.float64()),
-            ("late_count", pa.int64()), ("updated_at", pa.timestamp("us")),
-        ]))
+        schema = arrow_schema(STATE_VIEW)
+        table = pa.Table.from_pylist([dict(zip(schema.names, self._row()))], schema=schema)
         d = os.path.dirname(os.path.abspath(self.table_path))
         os.makedirs(d, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".sketch-", suffix=".parquet", dir=d)

@@ -116,3 +116,208 @@ def test_sketches_never_import_the_streaming_layer():
 def test_installed_packages_are_the_library_only():
     text = (ROOT / "pyproject.toml").read_text()
     assert 'include = ["skimsketch*", "spark_udaf*"]' in text
+
+
+# -- privacy: private names stay in their module, private fields in their class ----------
+SCANNED = ("skimsketch", "spark_udaf", "experiments", "benchmarks", "data")
+OWN_PACKAGES = ("skimsketch", "spark_udaf", "experiments", "benchmarks", "data")
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _all_modules() -> dict[str, Path]:
+    out = {}
+    for package in SCANNED:
+        out.update(_modules(package))
+    return out
+
+
+def _imported_modules(name: str, path: Path, tree: ast.Module, modules: dict) -> dict:
+    """{local name: module} for every package module the file binds to a name (``import a.b as m``,
+    ``from . import fmt``)."""
+    pkg = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    bound = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name in modules:
+                    bound[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(pkg, node)
+            for a in node.names:
+                full = f"{base}.{a.name}" if base else a.name
+                if full in modules:
+                    bound[a.asname or a.name] = full
+    return bound
+
+
+def _absolute(pkg: str, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    base = pkg.split(".")
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def private_imports(name: str, path: Path, modules: dict, root: Path = ROOT) -> list[str]:
+    """Private names (leading underscore, not dunder) that ``name`` takes from another package module:
+    ``from m import _x``, ``import pkg._mod`` from outside ``pkg``, and ``m._x`` on an imported module."""
+    tree = ast.parse(path.read_text(), str(path))
+    pkg = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    bad = []
+
+    def owner_package(mod: str) -> str:
+        return mod.split(".")[0]
+
+    def check_module_path(mod: str, line: int):
+        # a private module (spark_udaf._common) is private to its own package
+        parts = mod.split(".")
+        for i, part in enumerate(parts):
+            if _is_private(part) and not name.startswith(".".join(parts[:i]) + "."):
+                bad.append(f"{path.relative_to(root)}:{line} imports the private module {mod}")
+                return
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = _absolute(pkg, node)
+            if owner_package(base) not in OWN_PACKAGES:
+                continue
+            check_module_path(base, node.lineno)
+            for a in node.names:
+                full = f"{base}.{a.name}"
+                if full in modules:
+                    check_module_path(full, node.lineno)
+                elif _is_private(a.name) and base != name:
+                    bad.append(f"{path.relative_to(root)}:{node.lineno} imports {a.name} from {base}")
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if owner_package(a.name) in OWN_PACKAGES:
+                    check_module_path(a.name, node.lineno)
+    bound = _imported_modules(name, path, tree, modules)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _is_private(node.attr):
+            chain, v = [node.attr], node.value
+            while isinstance(v, ast.Attribute):
+                chain.append(v.attr)
+                v = v.value
+            if isinstance(v, ast.Name) and v.id in bound and bound[v.id] != name:
+                mod = ".".join([bound[v.id]] + chain[::-1][:-1])
+                if mod in modules or mod == bound[v.id]:
+                    bad.append(f"{path.relative_to(root)}:{node.lineno} uses {node.attr} of {mod}")
+    return bad
+
+
+def test_no_module_imports_a_private_name_of_another():
+    modules = _all_modules()
+    bad = [b for name, path in modules.items() for b in private_imports(name, path, modules)]
+    assert not bad, "private names used outside their module (make them public there, or move them):\n" + "\n".join(bad)
+
+
+def _class_fields(modules: dict) -> dict[str, set]:
+    """{class name: private fields it sets on ``self`` or lists in ``__slots__``, with its bases' fields}."""
+    own, bases = {}, {}
+    for path in modules.values():
+        for cls in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(cls, ast.ClassDef):
+                continue
+            fields = own.setdefault(cls.name, set())
+            bases.setdefault(cls.name, set()).update(b.id if isinstance(b, ast.Name) else getattr(b, "attr", "")
+                                                     for b in cls.bases)
+            for node in ast.walk(cls):
+                for t in _assigned(node):
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                        fields.add(t.attr)
+                if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__slots__"
+                                                        for t in node.targets):
+                    fields.update(e.value for e in ast.walk(node.value) if isinstance(e, ast.Constant)
+                                  and isinstance(e.value, str))
+
+    def with_bases(c, seen=()):
+        out = set(own.get(c, ()))
+        for b in bases.get(c, ()):
+            if b not in seen:
+                out |= with_bases(b, seen + (c,))
+        return out
+
+    return {c: with_bases(c) for c in own}
+
+
+def _assigned(node) -> list:
+    """Assignment targets of a statement, tuples unpacked; ``setattr(obj, "_x", v)`` as ``obj._x``."""
+    if isinstance(node, ast.Assign):
+        targets = list(node.targets)
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+        targets = [node.target]
+    elif isinstance(node, ast.Delete):
+        targets = list(node.targets)
+    elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "delattr")
+          and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
+        return [ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Store())]
+    else:
+        return []
+    out = []
+    while targets:
+        t = targets.pop()
+        if isinstance(t, (ast.Tuple, ast.List)):
+            targets.extend(t.elts)
+        elif isinstance(t, ast.Starred):
+            targets.append(t.value)
+        else:
+            out.append(t)
+    return out
+
+
+def private_field_writes(path: Path, fields: dict, root: Path = ROOT) -> list[str]:
+    """``obj._x = ...`` (or ``setattr``/``del``) on an object other than ``self``/``cls``, unless the
+    code sits in a class that owns ``_x`` (a method building or copying an instance of its own class)."""
+    bad = []
+
+    def visit(node, cls_fields):
+        if isinstance(node, ast.ClassDef):
+            cls_fields = fields.get(node.name, set())
+        for t in _assigned(node):
+            if (isinstance(t, ast.Attribute) and _is_private(t.attr)
+                    and not (isinstance(t.value, ast.Name) and t.value.id in ("self", "cls"))
+                    and t.attr not in cls_fields):
+                bad.append(f"{path.relative_to(root)}:{node.lineno} sets {ast.unparse(t)}")
+        for child in ast.iter_child_nodes(node):
+            visit(child, cls_fields)
+
+    visit(ast.parse(path.read_text(), str(path)), set())
+    return bad
+
+
+def test_no_code_sets_the_private_fields_of_another_class():
+    modules = _all_modules()
+    fields = _class_fields(modules)
+    bad = [b for path in modules.values() for b in private_field_writes(path, fields)]
+    assert not bad, "private fields set from outside their class (add a method to the class):\n" + "\n".join(bad)
+
+
+def test_the_privacy_checks_catch_what_they_claim(tmp_path):
+    """The two checks above on a small example: each flags exactly the bad lines."""
+    pkg = tmp_path / "skimsketch"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("_SECRET = 1\nPUBLIC = 2\n\n\ndef _helper():\n    return 1\n")
+    (pkg / "b.py").write_text(
+        "from . import a\nfrom .a import PUBLIC, _SECRET\n\nX = a._helper() + a.PUBLIC\n\n\n"
+        "class Box:\n    def __init__(self):\n        self._v = 0\n\n"
+        "    def copy(self):\n        out = Box()\n        out._v = self._v\n        return out\n\n\n"
+        "def poke(box, other):\n    box._v = 3\n    other.x, box._v = 1, 2\n    setattr(box, '_v', 4)\n"
+        "    box.v = 5\n")
+    (pkg / "_c.py").write_text("Y = 1\n")
+    (pkg / "d.py").write_text("from ._c import Y\n")  # a private module inside its own package: fine
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "benchmarks" / "e.py").write_text("from skimsketch._c import Y\nfrom skimsketch import a\n")
+    modules = {"skimsketch": pkg / "__init__.py", "skimsketch.a": pkg / "a.py", "skimsketch.b": pkg / "b.py",
+               "skimsketch._c": pkg / "_c.py", "skimsketch.d": pkg / "d.py", "benchmarks.e": tmp_path / "benchmarks" / "e.py"}
+    imports = private_imports("skimsketch.b", pkg / "b.py", modules, tmp_path)
+    writes = private_field_writes(pkg / "b.py", _class_fields(modules), tmp_path)
+    assert private_imports("skimsketch.d", pkg / "d.py", modules, tmp_path) == []
+    assert private_imports("benchmarks.e", tmp_path / "benchmarks" / "e.py", modules, tmp_path) == [
+        "benchmarks/e.py:1 imports the private module skimsketch._c"]
+    assert imports == ["skimsketch/b.py:2 imports _SECRET from skimsketch.a", "skimsketch/b.py:4 uses _helper of skimsketch.a"]
+    assert writes == ["skimsketch/b.py:18 sets box._v", "skimsketch/b.py:19 sets box._v", "skimsketch/b.py:20 sets box._v"]

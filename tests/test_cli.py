@@ -88,3 +88,15 @@ def test_help_and_version(capsys):
     with pytest.raises(SystemExit) as e:
         main(["sketch", "--help"])
     assert e.value.code == 0 and "--column" in capsys.readouterr().out
+
+
+def test_pair_sketch_files_have_info_and_no_two_way_estimate(tables, capsys):
+    d, _, _, _ = tables
+    (d / "p.sks").write_bytes(ss.PairSketch(8, 4, 3, 1, 2).update([1, 2], ["x", None]).to_bytes())
+    (d / "h.sks").write_bytes(ss.HashSketch(8, 3, seed=1).to_bytes())
+    assert main(["info", str(d / "p.sks")]) == 0
+    out = capsys.readouterr().out
+    assert "PairSketch(width_a=8, width_b=4, depth=3, seed_a=1, seed_b=2, dtype=int64)" in out
+    assert "total weight 1, null weight 1" in out
+    assert main(["estimate", str(d / "h.sks"), str(d / "p.sks")]) == 2
+    assert "holds a PairSketch, which has no two-way join estimate" in capsys.readouterr().err

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 import skimsketch as ss
-from skimsketch.format import VERSION
+from skimsketch.format import READ_VERSIONS, VERSION
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 
@@ -59,14 +59,22 @@ BUILDERS = {
     "exact_hash_float": lambda: ss.HashSketch(16, 3, seed=26, dtype="float64", exact=True).update(
         [1, 2, 1, 9], weights=[0.5, -1.25, 2.0, 1e300]),
     "exact_agms_empty": lambda: ss.AGMSSketch(4, 2, seed=27, exact=True).update([None], weights=3),
+    "pair": lambda: ss.PairSketch(8, 4, 3, seed_a=23, seed_b=24).update(
+        list(_keys(200, 8)) + [None, 5], [f"b{k % 7}" for k in _keys(200, 9)] + ["x", None]).update(
+        [1, 2], ["b1", "b2"], weights=[-3, 2]),
 }
-# the first format version that could write each builder's sketch (default: 1)
-FIRST_VERSION = {name: 2 for name in BUILDERS if name.startswith(("exact_", "skimmed_range"))}
+# the first format version that wrote each builder's kind or mode (others: version 1)
+SINCE = {name: 2 for name in BUILDERS if name.startswith(("exact_", "skimmed_range", "pair"))}
+
+
+def versions_of(name: str) -> list:
+    """The format versions that have a golden file of builder ``name``."""
+    return [v for v in READ_VERSIONS if v >= SINCE.get(name, 1)]
 
 
 def names(version: int) -> list:
     """The builders whose blobs format version ``version`` has."""
-    return sorted(n for n in BUILDERS if FIRST_VERSION.get(n, 1) <= version)
+    return sorted(n for n in BUILDERS if version in versions_of(n))
 
 
 def golden_path(name: str, version: int = 1) -> Path:

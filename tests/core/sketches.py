@@ -1,4 +1,10 @@
-"""Factories shared by the core tests: one entry per sketch class."""
+"""Factories shared by the core tests: one entry per sketch class.
+
+``update(sk, keys, weights)`` feeds any of them one key column: a :class:`PairSketch`
+takes it as both of its columns (rows ``(k, k)``; its two hash families differ, so
+this exercises the whole table). ``point(sk, key)`` is the estimated weight of ``key``
+(of the row ``(key, key)`` for a pair sketch, through a chain join).
+"""
 
 import struct
 import zlib
@@ -8,6 +14,7 @@ import numpy as np
 import skimsketch as ss
 
 DOMAIN = 1 << 12
+PAIR_WIDTH_B = 8  # the pair factory's b-side width (its a-side width is the width argument)
 
 FACTORIES = {
     "agms": lambda width=16, depth=3, seed=5, **kw: ss.AGMSSketch(width, depth, seed, **kw),
@@ -27,8 +34,28 @@ FACTORIES = {
                                                                                        exact=True, **kw),
     "skimmed_range_exact": lambda width=512, depth=5, seed=5, **kw: ss.SkimmedSketch(width, depth, seed, search="range",
                                                                                     exact=True, **kw),
+    # two key columns: a chain join's middle relation S(a, b) (skimsketch.multiway)
+    "pair": lambda width=64, depth=5, seed=5, **kw: ss.PairSketch(width, PAIR_WIDTH_B, depth, seed,
+                                                                   (seed + 1) % 2**64, **kw),
 }
 KINDS = sorted(FACTORIES)
+QUERY_KINDS = [k for k in KINDS if k != "pair"]  # single-column sketches: join_size, frequency, key domain
+
+
+def update(sk, keys, weights=None):
+    """``sk`` updated with one key column (both columns of a pair sketch); returns ``sk``."""
+    if isinstance(sk, ss.PairSketch):
+        return sk.update(keys, keys, weights=weights)
+    return sk.update(keys, weights=weights)
+
+
+def point(sk, key) -> float:
+    """Estimated weight of ``key`` (of the row ``(key, key)`` in a pair sketch)."""
+    if isinstance(sk, ss.PairSketch):
+        f = ss.HashSketch(sk.width_a, sk.depth, sk.seed_a).update([key])
+        g = ss.HashSketch(sk.width_b, sk.depth, sk.seed_b).update([key])
+        return ss.chain_join_size(f, sk, g).value
+    return sk.frequency(key).value
 
 
 def base_kind(kind: str) -> str:

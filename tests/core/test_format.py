@@ -9,7 +9,7 @@ import pytest
 import skimsketch as ss
 from skimsketch import format as fmt
 
-from .sketches import FACTORIES, KINDS, fix_crc, keys
+from .sketches import FACTORIES, KINDS, fix_crc, keys, update
 
 
 WIDTHS = ("int32", "int64", "float64")
@@ -19,9 +19,9 @@ WIDTHS = ("int32", "int64", "float64")
 def blob(request):
     """A sketch of every kind at every counter width (int32, widened int64, float64)."""
     kind, width = request.param
-    sk = FACTORIES[kind](dtype="float64" if width == "float64" else "int64").update(keys(n=500))
+    sk = update(FACTORIES[kind](dtype="float64" if width == "float64" else "int64"), keys(n=500))
     if width == "int64":
-        sk.update([3], weights=2**40)
+        update(sk, [3], weights=2**40)
         assert sk.counter_width == 8
     return sk.to_bytes()
 
@@ -139,7 +139,7 @@ def test_fuzz_truncations_bitflips_and_random_bytes(blob):
 def test_every_kind_is_registered_by_its_class():
     from skimsketch.kinds import registered_kinds
 
-    assert registered_kinds() == {1: ss.AGMSSketch, 2: ss.HashSketch, 3: ss.SkimmedSketch}
+    assert registered_kinds() == {1: ss.AGMSSketch, 2: ss.HashSketch, 3: ss.SkimmedSketch, 4: ss.PairSketch}
 
 
 def test_a_new_kind_registers_itself_and_loads(monkeypatch):
@@ -161,5 +161,5 @@ def test_a_new_kind_registers_itself_and_loads(monkeypatch):
 
 def test_unknown_kind_names_the_known_ones():
     b = ss.HashSketch(8, 2).to_bytes()
-    with pytest.raises(ss.CorruptSketchError, match=r"unknown sketch kind 77 \(known: \[1, 2, 3\]\)"):
+    with pytest.raises(ss.CorruptSketchError, match=r"unknown sketch kind 77 \(known: \[1, 2, 3, 4\]\)"):
         ss.from_bytes(fix_crc(b[:6] + bytes([77]) + b[7:]))

@@ -9,20 +9,19 @@ import pytest
 import skimsketch as ss
 from skimsketch.format import READ_VERSIONS, VERSION
 
-from .golden_blobs import BUILDERS, GOLDEN_DIR, golden_path, names
+from .golden_blobs import BUILDERS, GOLDEN_DIR, golden_path, names, versions_of
+
+NAMES = sorted(BUILDERS)
 
 
 @pytest.mark.parametrize("version", READ_VERSIONS)
 def test_every_builder_has_a_golden_file_and_no_stray_files(version):
     found = sorted(p.name for p in GOLDEN_DIR.glob(f"v{version}_*.bin"))
-    assert found == sorted(golden_path(n, version).name for n in names(version))
+    assert found == sorted(golden_path(n, version).name for n in NAMES if version in versions_of(n))
 
 
-@pytest.mark.parametrize("version", READ_VERSIONS)
-@pytest.mark.parametrize("name", sorted(BUILDERS))
+@pytest.mark.parametrize("name,version", [(n, v) for n in NAMES for v in versions_of(n)])
 def test_blob_of_every_version_reads_into_the_same_sketch(name, version):
-    if name not in names(version):
-        pytest.skip(f"format version {version} has no {name} blob")
     expected = BUILDERS[name]()
     got = ss.from_bytes(golden_path(name, version).read_bytes())
     assert type(got) is type(expected)
@@ -31,10 +30,12 @@ def test_blob_of_every_version_reads_into_the_same_sketch(name, version):
     assert got.total_weight == expected.total_weight and got.null_weight == expected.null_weight
     if getattr(expected, "hierarchy_counters", None) is not None:
         assert np.array_equal(got.hierarchy_counters, expected.hierarchy_counters)
-    assert got.key_domain == (None if version == 1 else expected.key_domain)  # version 1 did not record it
+    if isinstance(expected, ss.Sketch):  # a pair sketch (two key columns) records no key domain
+        assert got.key_domain == (None if version == 1 else expected.key_domain)  # version 1 did not record it
     assert got.counter_width == expected.counter_width
     assert getattr(got, "key_range", None) == getattr(expected, "key_range", None)
-    assert got.exact_mode == expected.exact_mode and got.exact_entries == expected.exact_entries
+    assert getattr(got, "exact_mode", False) == getattr(expected, "exact_mode", False)
+    assert getattr(got, "exact_entries", None) == getattr(expected, "exact_entries", None)
 
 
 @pytest.mark.parametrize("name", names(VERSION))

@@ -1,12 +1,15 @@
 """Chain joins F(a) ⋈ S(a, b) ⋈ G(b): PairSketch, chain_join_size, exact answers, rejects."""
 
 import math
+import struct
 
 import numpy as np
 import pytest
 
 import skimsketch as ss
 from data.zipf import zipf_draws
+
+from .sketches import fix_crc
 
 
 
@@ -191,3 +194,59 @@ def test_pair_sketch_pickle_copy_and_overflow():
     with pytest.raises(ss.CounterOverflowError):
         big.update([1], ["x"], weights=2**62)
     assert pickle.dumps(big) == before
+
+
+def test_pair_sketch_bytes_layout():
+    """Kind 4: header width = width_a * width_b, seed = seed_a; the extension holds the b side."""
+    from skimsketch import format as fmt
+    from skimsketch.multiway import MAX_PAIR_COUNTERS
+
+    assert MAX_PAIR_COUNTERS <= fmt.MAX_ROW_COUNTERS  # every valid pair sketch's table fits the format
+    s = ss.PairSketch(8, 4, 3, seed_a=1, seed_b=2**64 - 1).update([1, 2, None], ["x", "y", "z"], weights=[3, -1, 4])
+    b = s.to_bytes()
+    assert struct.unpack_from("<4sHBBIIQQBB", b, 0) == (b"SKSK", 2, 4, 0, 32, 3, 1, 0, 3, 0)
+    assert struct.unpack_from("<dqqI", b, 36) == (0.0, 2, 4, 24)
+    assert b[64:88] == b"PAIR" + bytes([1, 0, 0, 0]) + struct.pack("<IIQ", 8, 4, 2**64 - 1)
+    assert np.array_equal(np.frombuffer(b, "<i4", 96, 88).reshape(3, 8, 4), s.counters)
+    assert len(b) == 64 + 24 + 4 * 96 + 4
+    back = ss.from_bytes(b)
+    assert type(back) is ss.PairSketch and back == s and back.params == s.params
+    assert ss.PairSketch.from_bytes(b) == s
+    with pytest.raises(ss.IncompatibleSketchError, match="kind"):
+        ss.HashSketch.from_bytes(b)
+    with pytest.raises(ss.IncompatibleSketchError, match="kind"):
+        ss.PairSketch.from_bytes(ss.HashSketch(8, 3).to_bytes())
+
+
+@pytest.mark.parametrize("offset,value,msg", [
+    (64, b"PAIX", "pair extension magic"), (68, b"\x02", "pair extension version"), (69, b"\x01", "reserved pair"),
+    (72, (9).to_bytes(4, "little"), "disagree"), (80, (1).to_bytes(8, "little"), "seed_a and seed_b must differ"),
+    (33, b"\x01", "key domain"), (36, struct.pack("<d", 1.0), "kind parameter"),
+])
+def test_corrupt_pair_bytes_rejected(offset, value, msg):
+    b = ss.PairSketch(8, 4, 3, 1, 2).update([1, 2], ["x", "y"]).to_bytes()
+    with pytest.raises(ss.CorruptSketchError, match=msg):
+        ss.from_bytes(fix_crc(b[:offset] + value + b[offset + len(value):]))
+    head = b[:60] + (12).to_bytes(4, "little") + b[64:76] + b[88:]  # a 12-byte extension: size is checked
+    with pytest.raises(ss.CorruptSketchError, match="pair extension size"):
+        ss.from_bytes(fix_crc(head))
+
+
+def test_version_1_pair_blob_and_empty_flag_rejected():
+    b = ss.PairSketch(8, 4, 3, 1, 2).update([1], ["x"], weights=2**40).to_bytes()  # int64: a version-1 type
+    with pytest.raises(ss.CorruptSketchError, match="version 2"):  # version 1 never wrote pair sketches
+        ss.from_bytes(fix_crc(b[:4] + (1).to_bytes(2, "little") + b[6:]))
+    empty = ss.PairSketch(8, 4, 3, 1, 2).to_bytes()
+    with pytest.raises(ss.CorruptSketchError, match="empty flag"):
+        ss.from_bytes(fix_crc(empty[:7] + bytes([empty[7] & ~1]) + empty[8:]))
+
+
+def test_null_weights_skip_their_row_in_sketch_and_exact_answer():
+    f, g = [1, 2, 2], ["x", "y", "y"]
+    fs, gs = ss.HashSketch(512, 3, seed=1).update(f), ss.HashSketch(512, 3, seed=2).update(g)
+    s = ss.PairSketch.for_chain(fs, gs).update([1, 2, 2, None], ["x", "y", "z", "y"], weights=[3, None, 1, 7])
+    assert s == ss.PairSketch.for_chain(fs, gs).update([1, 2, None], ["x", "z", "y"], weights=[3, 1, 7])
+    assert (s.total_weight, s.null_weight) == (4, 7)
+    # f(1) g(x) 3 + (row (2, y) skipped) + f(2) g(z) 1 = 3
+    assert ss.exact_chain_join_size(f, [1, 2, 2, None], ["x", "y", "z", "y"], g, weights_s=[3, None, 1, 7]) == 3
+    assert ss.chain_join_size(fs, s, gs).value == 3
