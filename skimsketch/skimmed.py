@@ -47,6 +47,7 @@ from .bounds import BOUNDS, chebyshev_k, normal_median_k
 from .errors import CorruptSketchError, KeyDomainError
 from .estimate import Estimate
 from .hash_sketch import HashSketch, row_dots
+from .hashing import family
 from .hierarchy import LEVELS, MAX_HIER_DEPTH, MAX_LG, MIN_HIER_DEPTH, MIN_LG, hierarchy
 from .skimdense import (
     BUDGET,
@@ -57,6 +58,7 @@ from .skimdense import (
     no_candidates,
     prefix_candidates,
     range_candidates,
+    reported,
     skimdense,
 )
 from .sizing import DEFAULT_DEPTH, counter_bytes, framed_budget, shape_for_bytes
@@ -464,8 +466,8 @@ class SkimmedSketch(HashSketch):
                 f"{MAX_SCAN_DOMAIN}): build it with search='prefix' (a prefix hierarchy) or a domain to find heavy "
                 "keys, or ask frequency(key) for a key you know")
         if threshold is None:
-            res = self.skim()
-            return dict(zip(res.keys.tolist(), res.values.tolist()))
+            keys, values, _ = self._reported(self.skim())
+            return dict(zip(keys.tolist(), values.tolist()))
         if isinstance(threshold, (bool, np.bool_)) or not isinstance(threshold, (int, float, np.integer, np.floating)):
             raise ValueError(f"threshold must be a positive finite number, got {threshold!r}")
         t = float(threshold)
@@ -474,14 +476,22 @@ class SkimmedSketch(HashSketch):
         res = self._cache.get(("skim", t))
         if res is None:
             res = self._cache[("skim", t)] = self._skim_at(t)
-        if t < res.resolution:
+        keys, values, resolution = self._reported(res)
+        if t < resolution:
             raise ValueError(
                 f"heavy_hitters({threshold!r}): this sketch cannot resolve keys below |frequency| "
-                f"{res.resolution:.6g} (lighter keys are indistinguishable from collisions); ask for a "
-                f"threshold >= {res.resolution:.6g} or use a larger sketch"
+                f"{resolution:.6g} (lighter keys are indistinguishable from collisions); ask for a "
+                f"threshold >= {resolution:.6g} or use a larger sketch"
             )
-        keep = np.abs(res.values) >= t
-        return dict(zip(res.keys[keep].tolist(), res.values[keep].tolist()))
+        keep = np.abs(values) >= t
+        return dict(zip(keys[keep].tolist(), values[keep].tolist()))
+
+    def _reported(self, res: SkimResult):
+        """(keys, values, resolution) of the dense keys a report may name (:func:`skimdense.reported`:
+        chance passes controlled per query, not per peeling round)."""
+        b, s = family(self._seed).buckets_signs(res.keys, self._width, self._depth)
+        ok, t = reported(res.residual, b.astype(np.intp), s.astype(np.float64), res.values, res.tested)
+        return res.keys[ok], res.values[ok], max(res.resolution, t)  # t is within res.resolution (skimdense)
 
     # -- ESTSKIMJOINSIZE ----------------------------------------------------
     def join_size(self, other, confidence: float = 0.95, bound: str = "normal") -> Estimate:
