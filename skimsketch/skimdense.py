@@ -80,6 +80,7 @@ REPORT_BUDGET = 1e-3  # expected absent keys a report of the dense keys may name
 REPORT_FLOOR = 1e-9  # relative floor of the report threshold: float rounding of a residual explained exactly
 MAX_ROUNDS = 64
 LSQ_ITERATIONS = 50  # conjugate-gradient steps of the final least-squares fit of the dense values
+GRADIENT_ROUNDING = 1e-12  # relative float rounding of a gradient entry (a sum over the tables of counters)
 MAX_SCAN_DOMAIN = 1 << 22  # largest domain a query scans (docs/defaults.md: cost)
 
 
@@ -282,7 +283,9 @@ def _refine(residual, buckets, signs, values) -> None:
 def _least_squares(residual, buckets, signs, values, iterations: int) -> None:
     """Move the dense values to the least-squares fit of the counters (in place; the residual
     stays ``counters - D``): conjugate gradients on the normal equations (CGLS), at most
-    ``iterations`` steps, stopping once the gradient has shrunk by 10**-6."""
+    ``iterations`` steps, stopping once the gradient has shrunk by 10**-6 or is down to float
+    rounding (relative ``GRADIENT_ROUNDING`` of the counters: steps driven by rounding alone
+    diverge, e.g. when the fit is already exact)."""
     if not len(values) or iterations <= 0:
         return
     step = np.zeros_like(values)
@@ -291,8 +294,10 @@ def _least_squares(residual, buckets, signs, values, iterations: int) -> None:
     d = g.copy()
     gamma = gamma0 = float(g @ g)
     w = residual.shape[1]
+    scale = max(float(np.abs(residual).max(initial=0.0)), float(np.abs(values).max(initial=0.0)))
+    noise = (GRADIENT_ROUNDING * scale) ** 2 * len(buckets) * len(values)
     for _ in range(iterations):
-        if gamma <= 1e-12 * gamma0 or gamma == 0.0:
+        if gamma <= 1e-12 * gamma0 or gamma <= noise:
             break
         q = np.stack([np.bincount(buckets[p], weights=d * signs[p], minlength=w) for p in range(len(buckets))])
         qq = float((q * q).sum())
