@@ -486,6 +486,28 @@ class SkimmedSketch(HashSketch):
         keep = np.abs(values) >= t
         return dict(zip(keys[keep].tolist(), values[keep].tolist()))
 
+    def _doubtful(self, res: SkimResult):
+        """(mask of the dense keys a report would not name, (depth, width) sketch of those keys)."""
+        b, s = family(self._seed).buckets_signs(res.keys, self._width, self._depth)
+        ok, _ = reported(res.residual, b.astype(np.intp), s.astype(np.float64), res.values, res.tested)
+        vals = np.where(ok, 0.0, res.values)
+        return ~ok, np.stack([np.bincount(b[p], weights=vals * s[p], minlength=self._width)
+                              for p in range(self._depth)])
+
+    def _doubt(self, a: SkimResult, other, b: SkimResult, ia, ib) -> float:
+        """Largest change of a table's estimate if the dense keys a report would not name were
+        chance passes: the estimate subtracts the collisions of distinct dense keys
+        (sketch(dense_f) . sketch(dense_g) - f_d . g_d); for such a key those "collisions" are
+        the weight it took from a real key, so that part of the correction is in doubt."""
+        ma, ua = self._doubtful(a)
+        mb, ub = other._doubtful(b)
+        if not (ma.any() or mb.any()):
+            return 0.0
+        corr = row_dots(ua, b.dense_sketch) + row_dots(a.dense_sketch, ub) - row_dots(ua, ub)
+        either = ma[ia] | mb[ib]
+        corr = corr - float(np.dot(a.values[ia][either], b.values[ib][either]))
+        return float(np.median(np.abs(corr)))
+
     def _reported(self, res: SkimResult):
         """(keys, values, resolution) of the dense keys a report may name (:func:`skimdense.reported`:
         chance passes controlled per query, not per peeling round)."""
@@ -527,6 +549,7 @@ class SkimmedSketch(HashSketch):
         # floating-point floor: a skim that explains every counter leaves sd ~ 0, and the value
         # still carries the rounding of sums over thousands of dense keys
         half = k * sd + ROUNDING * (abs(dense_dense) + float(np.abs(terms).sum(axis=0).max()))
+        half += self._doubt(a, other, b, ia, ib)
         return Estimate(
             value, value - half, value + half, conf, self.METHOD,
             {
