@@ -42,8 +42,9 @@ Peeling (:func:`skimdense`), in rounds on the current residual:
 
 Rounds stop when nothing passes. The result records the last threshold used
 and the *resolution* -- the smallest threshold a further round could use
-(:func:`round_threshold` with no floor): keys lighter than that cannot be
-told from chance by this sketch. Cost: one pass over the candidates per round,
+(:func:`round_threshold` with no floor), or a report of the dense keys
+(:func:`reported`: chance passes controlled per query, not per round), if
+higher: keys lighter than that cannot be told from chance by this sketch. Cost: one pass over the candidates per round,
 at most ``MAX_ROUNDS`` rounds.
 """
 
@@ -68,13 +69,18 @@ __all__ = [
     "range_candidates",
     "pass_rules",
     "prefix_candidates",
+    "REPORT_BUDGET",
+    "reported",
     "round_threshold",
     "skimdense",
 ]
 
 BUDGET = 0.25  # expected absent keys passing one round by chance
+REPORT_BUDGET = 1e-3  # expected absent keys a report of the dense keys may name, per query (all rounds together)
+REPORT_FLOOR = 1e-9  # relative floor of the report threshold: float rounding of a residual explained exactly
 MAX_ROUNDS = 64
 LSQ_ITERATIONS = 50  # conjugate-gradient steps of the final least-squares fit of the dense values
+GRADIENT_ROUNDING = 1e-12  # relative float rounding of a gradient entry (a sum over the tables of counters)
 MAX_SCAN_DOMAIN = 1 << 22  # largest domain a query scans (docs/defaults.md: cost)
 
 
@@ -119,7 +125,7 @@ class DenseResult:
     values: np.ndarray
     residual: np.ndarray
     threshold: float  # the last round's threshold (inf when nothing was skimmed)
-    resolution: float  # smallest threshold a further round could use
+    resolution: float  # smallest threshold a further round, or a report of the dense keys, could use
     rounds: int
     tested: int
 
@@ -169,7 +175,8 @@ def prefix_candidates(seed: int, width: int, depth: int, search, hier_counters: 
     return Candidates(keys, buckets.astype(np.intp), signs.astype(np.float64), stats)
 
 
-def pass_rules(residual: np.ndarray, tested: int, budget: float = BUDGET, floor: float = 0.0) -> list:
+def pass_rules(residual: np.ndarray, tested: int, budget: float = BUDGET, floor: float = 0.0,
+               extra: int = 0) -> list:
     """Pass rules ``[(t_r, r)]``: "at least ``r`` tables clear ``t_r`` with one sign", for every majority ``r``.
 
     A key absent from the stream clears ``t`` in table ``p`` with one given
@@ -179,7 +186,9 @@ def pass_rules(residual: np.ndarray, tested: int, budget: float = BUDGET, floor:
     smallest value ``>= floor`` (``floor`` or a counter magnitude) at which
     ``tested`` such keys pass by chance at most ``budget / (number of rules)``
     times (``inf`` if none). ``r = depth`` reaches the lightest keys; smaller
-    ``r`` (at a higher threshold) tolerates tables spoilt by a collision."""
+    ``r`` (at a higher threshold) tolerates tables spoilt by a collision.
+    ``extra``: buckets per table counted as beyond every threshold (a key's own
+    bucket, when the residual has had that key's value taken out)."""
     d, w = residual.shape
     rs = list(range(d // 2 + 1, d + 1))
     mags = np.sort(np.abs(residual), axis=1)
@@ -187,7 +196,7 @@ def pass_rules(residual: np.ndarray, tested: int, budget: float = BUDGET, floor:
     xs = np.concatenate([[floor], xs]) if floor > 0 else xs
     if not len(xs) or not tested:
         return [(math.inf, r) for r in rs]
-    q = np.stack([(w - np.searchsorted(row, xs, side="left")) / w for row in mags]) / 2.0  # (d, len(xs))
+    q = np.stack([np.minimum(w, w - np.searchsorted(row, xs, side="left") + extra) / w for row in mags]) / 2.0
     dist = np.zeros((len(xs), d + 1))
     dist[:, 0] = 1.0
     for qp in q:
@@ -204,6 +213,37 @@ def pass_rules(residual: np.ndarray, tested: int, budget: float = BUDGET, floor:
 def round_threshold(residual: np.ndarray, tested: int, budget: float = BUDGET, floor: float = 0.0) -> float:
     """The lowest threshold of :func:`pass_rules` (``inf`` if no rule can pass a key by merit)."""
     return min(t for t, _ in pass_rules(residual, tested, budget, floor))
+
+
+def reported(residual: np.ndarray, buckets: np.ndarray, signs: np.ndarray, values: np.ndarray, tested: int,
+             budget: float = REPORT_BUDGET) -> tuple[np.ndarray, float]:
+    """(mask of the dense keys a report may name, the smallest threshold such a report resolves).
+
+    Peeling lets ``BUDGET`` absent keys through per round by chance: harmless
+    for a join estimate (the counters stay exact: a false dense key mostly moves
+    weight between the dense and the residual terms), but a report of those
+    keys would name keys never inserted -- on data without heavy keys, the
+    only keys skimmed are such chance passes. A dense key is therefore named
+    only when its own table estimates (residual plus its value: the counters
+    with the other dense keys removed) pass :func:`pass_rules` of the final
+    residual for all ``tested`` candidates at ``budget`` expected chance
+    keys per query (``REPORT_BUDGET``: one false key in a thousand queries).
+    The residual has had each key's own value taken out -- a false key
+    "explains" the counters that made it pass -- so the rules count the key's
+    own bucket in every table as beyond the threshold (``extra=1``): the
+    chance of a key with its value put back, bounded for all keys at once.
+    The threshold is the lowest of those rules (at least ``REPORT_FLOOR``
+    times the largest magnitude, above float rounding): a report at a lower
+    threshold would be partial. ``buckets``, ``signs``: (depth, n) of the
+    dense keys in the main tables."""
+    rules = _report_rules(residual, values, tested, budget)
+    est = _estimates(residual, buckets, signs) + values[None, :]
+    return _passing(est, rules), min(t for t, _ in rules)
+
+
+def _report_rules(residual: np.ndarray, values: np.ndarray, tested: int, budget: float = REPORT_BUDGET) -> list:
+    scale = max(float(np.abs(residual).max(initial=0.0)), float(np.abs(values).max(initial=0.0)))
+    return pass_rules(residual, tested, budget, REPORT_FLOOR * scale, extra=1)
 
 
 def _passing(e: np.ndarray, rules) -> np.ndarray:
@@ -243,7 +283,9 @@ def _refine(residual, buckets, signs, values) -> None:
 def _least_squares(residual, buckets, signs, values, iterations: int) -> None:
     """Move the dense values to the least-squares fit of the counters (in place; the residual
     stays ``counters - D``): conjugate gradients on the normal equations (CGLS), at most
-    ``iterations`` steps, stopping once the gradient has shrunk by 10**-6."""
+    ``iterations`` steps, stopping once the gradient has shrunk by 10**-6 or is down to float
+    rounding (relative ``GRADIENT_ROUNDING`` of the counters: steps driven by rounding alone
+    diverge, e.g. when the fit is already exact)."""
     if not len(values) or iterations <= 0:
         return
     step = np.zeros_like(values)
@@ -252,8 +294,10 @@ def _least_squares(residual, buckets, signs, values, iterations: int) -> None:
     d = g.copy()
     gamma = gamma0 = float(g @ g)
     w = residual.shape[1]
+    scale = max(float(np.abs(residual).max(initial=0.0)), float(np.abs(values).max(initial=0.0)))
+    noise = (GRADIENT_ROUNDING * scale) ** 2 * len(buckets) * len(values)
     for _ in range(iterations):
-        if gamma <= 1e-12 * gamma0 or gamma == 0.0:
+        if gamma <= 1e-12 * gamma0 or gamma <= noise:
             break
         q = np.stack([np.bincount(buckets[p], weights=d * signs[p], minlength=w) for p in range(len(buckets))])
         qq = float((q * q).sum())
@@ -324,5 +368,7 @@ def skimdense(counters: np.ndarray, cand: Candidates, floor, budget: float = BUD
     _least_squares(residual, cand.buckets[:, sel], cand.signs[:, sel], vals, LSQ_ITERATIONS)
     keys = cand.keys[sel]
     order = np.argsort(keys, kind="stable")
-    resolution = round_threshold(residual, n - len(sel), budget, 0.0)
+    # keys lighter than peeling's next threshold, or than the report's (:func:`reported`), are not resolved
+    resolution = max(round_threshold(residual, n - len(sel), budget, 0.0),
+                     min(t for t, _ in _report_rules(residual, vals, n)))
     return DenseResult(keys[order], vals[order], residual, last_t, resolution, rounds, n)

@@ -47,6 +47,7 @@ from .bounds import BOUNDS, chebyshev_k, normal_median_k
 from .errors import CorruptSketchError, KeyDomainError
 from .estimate import Estimate
 from .hash_sketch import HashSketch, row_dots
+from .hashing import family
 from .hierarchy import LEVELS, MAX_HIER_DEPTH, MAX_LG, MIN_HIER_DEPTH, MIN_LG, hierarchy
 from .skimdense import (
     BUDGET,
@@ -57,6 +58,7 @@ from .skimdense import (
     no_candidates,
     prefix_candidates,
     range_candidates,
+    reported,
     skimdense,
 )
 from .sizing import DEFAULT_DEPTH, counter_bytes, framed_budget, shape_for_bytes
@@ -519,8 +521,8 @@ class SkimmedSketch(HashSketch):
         if threshold is None:
             if self._exact is not None:
                 return self._exact.items()
-            res = self.skim()
-            return dict(zip(res.keys.tolist(), res.values.tolist()))
+            keys, values, _ = self._reported(self.skim())
+            return dict(zip(keys.tolist(), values.tolist()))
         if isinstance(threshold, (bool, np.bool_)) or not isinstance(threshold, (int, float, np.integer, np.floating)):
             raise ValueError(f"threshold must be a positive finite number, got {threshold!r}")
         t = float(threshold)
@@ -531,14 +533,46 @@ class SkimmedSketch(HashSketch):
         res = self._cache.get(("skim", t))
         if res is None:
             res = self._cache[("skim", t)] = self._skim_at(t)
-        if t < res.resolution:
+        keys, values, resolution = self._reported(res)
+        if t < resolution:
             raise ValueError(
                 f"heavy_hitters({threshold!r}): this sketch cannot resolve keys below |frequency| "
-                f"{res.resolution:.6g} (lighter keys are indistinguishable from collisions); ask for a "
-                f"threshold >= {res.resolution:.6g} or use a larger sketch"
+                f"{resolution:.6g} (lighter keys are indistinguishable from collisions); ask for a "
+                f"threshold >= {resolution:.6g} or use a larger sketch"
             )
-        keep = np.abs(res.values) >= t
-        return dict(zip(res.keys[keep].tolist(), res.values[keep].tolist()))
+        keep = np.abs(values) >= t
+        return dict(zip(keys[keep].tolist(), values[keep].tolist()))
+
+    def _doubtful(self, res: SkimResult):
+        """(mask of the dense keys a report would not name, (depth, width) sketch of those keys)."""
+        if self._exact is not None:  # exact mode: every key is known, none is in doubt
+            return np.zeros(len(res.keys), dtype=bool), np.zeros((self._depth, self._width))
+        b, s = family(self._seed).buckets_signs(res.keys, self._width, self._depth)
+        ok, _ = reported(res.residual, b.astype(np.intp), s.astype(np.float64), res.values, res.tested)
+        vals = np.where(ok, 0.0, res.values)
+        return ~ok, np.stack([np.bincount(b[p], weights=vals * s[p], minlength=self._width)
+                              for p in range(self._depth)])
+
+    def _doubt(self, a: SkimResult, other, b: SkimResult, ia, ib) -> float:
+        """Largest change of a table's estimate if the dense keys a report would not name were
+        chance passes: the estimate subtracts the collisions of distinct dense keys
+        (sketch(dense_f) . sketch(dense_g) - f_d . g_d); for such a key those "collisions" are
+        the weight it took from a real key, so that part of the correction is in doubt."""
+        ma, ua = self._doubtful(a)
+        mb, ub = other._doubtful(b)
+        if not (ma.any() or mb.any()):
+            return 0.0
+        corr = row_dots(ua, b.dense_sketch) + row_dots(a.dense_sketch, ub) - row_dots(ua, ub)
+        either = ma[ia] | mb[ib]
+        corr = corr - float(np.dot(a.values[ia][either], b.values[ib][either]))
+        return float(np.median(np.abs(corr)))
+
+    def _reported(self, res: SkimResult):
+        """(keys, values, resolution) of the dense keys a report may name (:func:`skimdense.reported`:
+        chance passes controlled per query, not per peeling round)."""
+        b, s = family(self._seed).buckets_signs(res.keys, self._width, self._depth)
+        ok, t = reported(res.residual, b.astype(np.intp), s.astype(np.float64), res.values, res.tested)
+        return res.keys[ok], res.values[ok], max(res.resolution, t)  # t is within res.resolution (skimdense)
 
     # -- ESTSKIMJOINSIZE ----------------------------------------------------
     def join_size(self, other, confidence: float = 0.95, bound: str = "normal") -> Estimate:
@@ -577,6 +611,7 @@ class SkimmedSketch(HashSketch):
         # floating-point floor: a skim that explains every counter leaves sd ~ 0, and the value
         # still carries the rounding of sums over thousands of dense keys
         half = k * sd + ROUNDING * (abs(dense_dense) + float(np.abs(terms).sum(axis=0).max()))
+        half += self._doubt(a, other, b, ia, ib)
         return Estimate(
             value, value - half, value + half, conf, self.METHOD,
             {
