@@ -1,0 +1,438 @@
+package io.skimsketch.spark;
+
+import java.io.Externalizable;
+import java.io.IOException;
+import java.io.ObjectInput;
+import java.io.ObjectOutput;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.zip.CRC32;
+
+/**
+ * A hash sketch (kind 2) or skimmed sketch (kind 3, bounded or unbounded with its prefix
+ * hierarchy) being built: counters, weights and key domain, written in the core's format
+ * version 2 (docs/format.md) byte for byte. Integer counters are held as int64 and written at
+ * the narrowest width holding every value; float counters are float64.
+ */
+public final class SketchState implements Externalizable {
+    private static final long serialVersionUID = 1L;
+    static final int KIND_HASH = 2;
+    static final int KIND_SKIMMED = 3;
+    static final int KEY_INT = 1;
+    static final int KEY_BYTES = 2;
+    private static final int HEADER = 64;
+    private static final int HIER_HEADER = 12;
+
+    private Spec spec; // null: a union buffer that has not seen a sketch yet
+    private long[] counters;
+    private double[] fcounters;
+    private long[] hier;
+    private double[] fhier;
+    private long total;
+    private long nullWeight;
+    private double ftotal;
+    private double fnull;
+    private int keyDomain;
+    private transient Hashing.Family family;
+    private transient Hashing.Prefixes prefixes;
+    private transient long[] words;
+
+    public SketchState() {}
+
+    SketchState(Spec spec) {
+        this.spec = spec;
+        allocate();
+    }
+
+    private void allocate() {
+        int n = spec.width * spec.depth;
+        int hn = spec.hierLg > 0 ? Hashing.LEVELS * spec.hierDepth * (1 << spec.hierLg) : 0;
+        if (spec.isFloat) {
+            fcounters = new double[n];
+            fhier = new double[hn];
+        } else {
+            counters = new long[n];
+            hier = new long[hn];
+        }
+    }
+
+    boolean isSet() {
+        return spec != null;
+    }
+
+    Spec spec() {
+        return spec;
+    }
+
+    private void hashing() {
+        if (family == null) {
+            family = Hashing.family(spec.seed, (spec.depth + 1) / 2);
+            words = new long[family.nWords];
+            if (spec.hierLg > 0) {
+                prefixes = Hashing.prefixes(spec.seed, spec.hierDepth);
+            }
+        }
+    }
+
+    private void checkKey(long key) {
+        if (spec.domain != 0 && (key < 0 || key >= spec.domain)) {
+            throw new IllegalArgumentException("key " + key + " is outside the declared domain [0, " + spec.domain
+                    + ") of the skimmed sketch");
+        }
+    }
+
+    private void noteDomain(int kd) {
+        if (keyDomain == 0) {
+            keyDomain = kd;
+        } else if (keyDomain != kd) {
+            throw new IllegalArgumentException("a sketch holds one key domain (integers, or strings/bytes)");
+        }
+    }
+
+    /** Adds weight w (integer counters) for canonical key `key` of key domain kd. */
+    void add(long key, int kd, long w) {
+        checkKey(key);
+        noteDomain(kd);
+        hashing();
+        family.words(key, words);
+        int width = spec.width;
+        try {
+            for (int p = 0; p < spec.depth; p++) {
+                int u = Hashing.rowHash(words, p);
+                int idx = p * width + Hashing.bucket(u, width);
+                counters[idx] = u >= 0 ? Math.addExact(counters[idx], w) : Math.subtractExact(counters[idx], w);
+            }
+            if (prefixes != null) {
+                prefixes.addLong(key, w, hier, spec.hierLg);
+            }
+            total = Math.addExact(total, w);
+        } catch (ArithmeticException e) {
+            throw overflow();
+        }
+    }
+
+    /** Adds weight w (float counters) for canonical key `key` of key domain kd. */
+    void add(long key, int kd, double w) {
+        checkKey(key);
+        noteDomain(kd);
+        hashing();
+        family.words(key, words);
+        int width = spec.width;
+        for (int p = 0; p < spec.depth; p++) {
+            int u = Hashing.rowHash(words, p);
+            int idx = p * width + Hashing.bucket(u, width);
+            fcounters[idx] += u >= 0 ? w : -w;
+        }
+        if (prefixes != null) {
+            prefixes.addDouble(key, w, fhier, spec.hierLg);
+        }
+        ftotal += w;
+    }
+
+    void addNull(long w) {
+        try {
+            nullWeight = Math.addExact(nullWeight, w);
+        } catch (ArithmeticException e) {
+            throw overflow();
+        }
+    }
+
+    void addNull(double w) {
+        fnull += w;
+    }
+
+    private static ArithmeticException overflow() {
+        return new ArithmeticException("the sketch's int64 counters would overflow (CounterOverflowError): "
+                + "use DOUBLE weights for very large sums");
+    }
+
+    /** Adds another sketch of the same kind, shape, seed and counter type (a union buffer adopts it). */
+    SketchState merge(SketchState o) {
+        if (o.spec == null) {
+            return this;
+        }
+        if (spec == null) {
+            spec = o.spec;
+            allocate();
+        }
+        spec.checkCompatible(o.spec, "merge");
+        if (keyDomain != 0 && o.keyDomain != 0 && keyDomain != o.keyDomain) {
+            throw new IllegalArgumentException("cannot merge sketches: key_domain differs ('" + domainName(keyDomain)
+                    + "' != '" + domainName(o.keyDomain) + "')");
+        }
+        if (keyDomain == 0) {
+            keyDomain = o.keyDomain;
+        }
+        if (spec.isFloat) {
+            for (int i = 0; i < fcounters.length; i++) {
+                fcounters[i] += o.fcounters[i];
+            }
+            for (int i = 0; i < fhier.length; i++) {
+                fhier[i] += o.fhier[i];
+            }
+            ftotal += o.ftotal;
+            fnull += o.fnull;
+        } else {
+            try {
+                for (int i = 0; i < counters.length; i++) {
+                    counters[i] = Math.addExact(counters[i], o.counters[i]);
+                }
+                for (int i = 0; i < hier.length; i++) {
+                    hier[i] = Math.addExact(hier[i], o.hier[i]);
+                }
+                total = Math.addExact(total, o.total);
+                nullWeight = Math.addExact(nullWeight, o.nullWeight);
+            } catch (ArithmeticException e) {
+                throw overflow();
+            }
+        }
+        return this;
+    }
+
+    static String domainName(int kd) {
+        return kd == KEY_INT ? "int" : "str";
+    }
+
+    // -- format version 2 --------------------------------------------------------------
+    private boolean allZero() {
+        if (spec.isFloat) {
+            for (double v : fcounters) {
+                if (v != 0) {
+                    return false;
+                }
+            }
+            for (double v : fhier) {
+                if (v != 0) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        for (long v : counters) {
+            if (v != 0) {
+                return false;
+            }
+        }
+        for (long v : hier) {
+            if (v != 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean fits32(long[] a) {
+        for (long v : a) {
+            if (v != (int) v) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private void checkFinite() {
+        boolean ok = Double.isFinite(ftotal) && Double.isFinite(fnull);
+        for (double v : fcounters) {
+            ok &= Double.isFinite(v);
+        }
+        for (double v : fhier) {
+            ok &= Double.isFinite(v);
+        }
+        if (!ok) {
+            throw new ArithmeticException("the sketch's float64 counters overflowed to infinity or NaN "
+                    + "(CounterOverflowError)");
+        }
+    }
+
+    /** The core's format-version-2 bytes of this sketch. */
+    public byte[] toBytes() {
+        if (spec.isFloat) {
+            checkFinite();
+        }
+        boolean zero = allZero();
+        boolean weightsZero = spec.isFloat ? ftotal == 0 && fnull == 0 : total == 0 && nullWeight == 0;
+        boolean totalZero = spec.isFloat ? ftotal == 0 : total == 0;
+        int kd = zero && totalZero ? 0 : keyDomain;
+        int cw = spec.isFloat ? 8 : (fits32(counters) && fits32(hier) ? 4 : 8);
+        int ctype = spec.isFloat ? 2 : (cw == 4 ? 3 : 1);
+        int n = spec.width * spec.depth;
+        int hn = spec.hierLg > 0 ? Hashing.LEVELS * spec.hierDepth * (1 << spec.hierLg) : 0;
+        int ext = spec.hierLg > 0 ? HIER_HEADER + cw * hn : 0;
+        ByteBuffer b = ByteBuffer.allocate(HEADER + ext + cw * n + 4).order(ByteOrder.LITTLE_ENDIAN);
+        b.put((byte) 'S').put((byte) 'K').put((byte) 'S').put((byte) 'K');
+        b.putShort((short) 2);
+        b.put((byte) spec.kind);
+        int flags = (zero && weightsZero ? 1 : 0) | (spec.domain != 0 ? 2 : 0) | (spec.isFloat ? 4 : 0);
+        b.put((byte) flags);
+        b.putInt(spec.width).putInt(spec.depth).putLong(spec.seed).putLong(spec.domain);
+        b.put((byte) ctype).put((byte) kd).put((byte) 0).put((byte) 0);
+        b.putDouble(spec.param);
+        if (spec.isFloat) {
+            b.putDouble(ftotal).putDouble(fnull);
+        } else {
+            b.putLong(total).putLong(nullWeight);
+        }
+        b.putInt(ext);
+        if (spec.hierLg > 0) {
+            b.put((byte) 'H').put((byte) 'I').put((byte) 'E').put((byte) 'R');
+            b.put((byte) 1).put((byte) Hashing.LEVELS).put((byte) Hashing.TOP_BITS).put((byte) Hashing.FANOUT_BITS);
+            b.put((byte) spec.hierLg).put((byte) spec.hierDepth).put((byte) 0).put((byte) 0);
+            putCounters(b, hier, fhier, cw);
+        }
+        putCounters(b, counters, fcounters, cw);
+        CRC32 crc = new CRC32();
+        crc.update(b.array(), 0, b.position());
+        b.putInt((int) crc.getValue());
+        return b.array();
+    }
+
+    private void putCounters(ByteBuffer b, long[] ints, double[] floats, int cw) {
+        if (spec.isFloat) {
+            for (double v : floats) {
+                b.putDouble(v);
+            }
+        } else if (cw == 4) {
+            for (long v : ints) {
+                b.putInt((int) v);
+            }
+        } else {
+            for (long v : ints) {
+                b.putLong(v);
+            }
+        }
+    }
+
+    /** Parses format-version-2 bytes of a hash or skimmed sketch (the checks of the core's decoder). */
+    public static SketchState fromBytes(byte[] blob) {
+        if (blob.length < HEADER + 4) {
+            throw corrupt("truncated: " + blob.length + " bytes is shorter than the 68-byte minimum");
+        }
+        ByteBuffer b = ByteBuffer.wrap(blob).order(ByteOrder.LITTLE_ENDIAN);
+        if (blob[0] != 'S' || blob[1] != 'K' || blob[2] != 'S' || blob[3] != 'K') {
+            throw corrupt("bad magic: not a skimsketch sketch");
+        }
+        int version = b.getShort(4) & 0xFFFF;
+        if (version != 2) {
+            throw corrupt("format version " + version + " is not read by the SQL functions (they read version 2; "
+                    + "rewrite the sketch with skimsketch: ss.from_bytes(b).to_bytes())");
+        }
+        int kind = blob[6];
+        if (kind != KIND_HASH && kind != KIND_SKIMMED) {
+            throw corrupt("sketch kind " + kind + " is not supported by the SQL functions (hash 2, skimmed 3)");
+        }
+        int flags = blob[7] & 0xFF;
+        long width = b.getInt(8) & 0xFFFFFFFFL;
+        long depth = b.getInt(12) & 0xFFFFFFFFL;
+        long seed = b.getLong(16);
+        long domain = b.getLong(24);
+        int ctype = blob[32];
+        int kd = blob[33];
+        if ((flags & ~7) != 0 || blob[34] != 0 || blob[35] != 0 || kd < 0 || kd > 2) {
+            throw corrupt("reserved header bits are set");
+        }
+        if (ctype < 1 || ctype > 3 || ((flags & 4) != 0) != (ctype == 2) || ((flags & 2) != 0) != (domain != 0)) {
+            throw corrupt("counter type or flags are inconsistent");
+        }
+        if (width < 1 || width > (1 << 24) || depth < 1 || depth > 255) {
+            throw corrupt("shape " + depth + "x" + width + " out of range");
+        }
+        double param = b.getDouble(36);
+        int ext = b.getInt(60);
+        int cw = ctype == 3 ? 4 : 8;
+        long expected = HEADER + (ext & 0xFFFFFFFFL) + cw * width * depth + 4;
+        if (blob.length != expected) {
+            throw corrupt("size mismatch: " + blob.length + " bytes, header implies " + expected);
+        }
+        CRC32 crc = new CRC32();
+        crc.update(blob, 0, blob.length - 4);
+        if ((int) crc.getValue() != b.getInt(blob.length - 4)) {
+            throw corrupt("checksum mismatch: the bytes were altered or truncated");
+        }
+        int lg = 0;
+        int hd = 0;
+        if (kind == KIND_SKIMMED && domain == 0) {
+            if (ext < HIER_HEADER || blob[64] != 'H' || blob[65] != 'I' || blob[66] != 'E' || blob[67] != 'R'
+                    || blob[68] != 1 || blob[69] != Hashing.LEVELS || blob[70] != Hashing.TOP_BITS
+                    || blob[71] != Hashing.FANOUT_BITS) {
+                throw corrupt("bad hierarchy extension");
+            }
+            lg = blob[72];
+            hd = blob[73];
+            if (lg < 4 || lg > 24 || hd < 2 || hd > 32
+                    || ext != HIER_HEADER + (long) cw * Hashing.LEVELS * hd * (1L << lg)) {
+                throw corrupt("hierarchy extension geometry or size is wrong");
+            }
+        } else if (ext != 0) {
+            throw corrupt("unexpected extension of " + ext + " bytes");
+        }
+        Spec spec = new Spec(kind, (int) width, (int) depth, seed, domain, param, lg, hd, ctype == 2);
+        SketchState s = new SketchState(spec);
+        s.keyDomain = kd;
+        if (spec.isFloat) {
+            s.ftotal = b.getDouble(44);
+            s.fnull = b.getDouble(52);
+        } else {
+            s.total = b.getLong(44);
+            s.nullWeight = b.getLong(52);
+        }
+        b.position(HEADER + (lg > 0 ? HIER_HEADER : 0));
+        if (lg > 0) {
+            s.readCounters(b, s.hier, s.fhier, cw);
+        }
+        s.readCounters(b, s.counters, s.fcounters, cw);
+        return s;
+    }
+
+    private void readCounters(ByteBuffer b, long[] ints, double[] floats, int cw) {
+        if (spec.isFloat) {
+            for (int i = 0; i < floats.length; i++) {
+                floats[i] = b.getDouble();
+            }
+        } else if (cw == 4) {
+            for (int i = 0; i < ints.length; i++) {
+                ints[i] = b.getInt();
+            }
+        } else {
+            for (int i = 0; i < ints.length; i++) {
+                ints[i] = b.getLong();
+            }
+        }
+    }
+
+    private static IllegalArgumentException corrupt(String msg) {
+        return new IllegalArgumentException("corrupt sketch (CorruptSketchError): " + msg);
+    }
+
+    // -- shuffle form: the core bytes ------------------------------------------------------
+    @Override
+    public void writeExternal(ObjectOutput out) throws IOException {
+        if (spec == null) {
+            out.writeInt(-1);
+            return;
+        }
+        byte[] bytes = toBytes();
+        out.writeInt(bytes.length);
+        out.write(bytes);
+    }
+
+    @Override
+    public void readExternal(ObjectInput in) throws IOException {
+        int n = in.readInt();
+        if (n < 0) {
+            return;
+        }
+        byte[] bytes = new byte[n];
+        in.readFully(bytes);
+        SketchState s = fromBytes(bytes);
+        spec = s.spec;
+        counters = s.counters;
+        fcounters = s.fcounters;
+        hier = s.hier;
+        fhier = s.fhier;
+        total = s.total;
+        nullWeight = s.nullWeight;
+        ftotal = s.ftotal;
+        fnull = s.fnull;
+        keyDomain = s.keyDomain;
+    }
+}

@@ -1,0 +1,45 @@
+package io.skimsketch.spark;
+
+import org.apache.spark.sql.Encoder;
+import org.apache.spark.sql.Encoders;
+import org.apache.spark.sql.expressions.Aggregator;
+
+/** Merges sketch bytes (NULLs skipped); NULL when there is none. */
+final class UnionAgg extends Aggregator<byte[], SketchState, byte[]> {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    public SketchState zero() {
+        return new SketchState();
+    }
+
+    @Override
+    public SketchState reduce(SketchState b, byte[] in) {
+        return in == null ? b : b.merge(SketchState.fromBytes(in));
+    }
+
+    @Override
+    public SketchState merge(SketchState a, SketchState b) {
+        return a.merge(b);
+    }
+
+    @Override
+    public byte[] finish(SketchState b) {
+        return b.isSet() ? b.toBytes() : null;
+    }
+
+    @Override
+    public Encoder<SketchState> bufferEncoder() {
+        return Encoders.javaSerialization(SketchState.class);
+    }
+
+    @Override
+    public Encoder<byte[]> outputEncoder() {
+        return Encoders.BINARY();
+    }
+
+    /** skim_union(a, b): the merge of two sketches (NULL if either is NULL). */
+    public static byte[] union(byte[] a, byte[] b) {
+        return SketchState.fromBytes(a).merge(SketchState.fromBytes(b)).toBytes();
+    }
+}
