@@ -37,7 +37,7 @@ __all__ = ["EXTENSION", "FUNCTIONS", "NativeBuildError", "available", "configure
 EXTENSION = "io.skimsketch.spark.SkimExtensions"
 _REGISTRY = "io.skimsketch.spark.SkimFunctions"
 #: SQL functions the jar provides.
-FUNCTIONS = ("skim_sketch_agg", "skim_hash_sketch_agg", "skim_union_agg", "skim_union")
+FUNCTIONS = ("skim_sketch_agg", "skim_hash_sketch_agg", "skim_sketch_like_agg", "skim_union_agg", "skim_union")
 _SOURCES = Path(__file__).parent / "java"
 
 

@@ -165,3 +165,43 @@ def test_daily_sketch_table_through_parquet_union_and_estimate(nspark, tmp_path)
 def test_register_reports_the_native_functions(nspark):
     names = spark_udaf.register(nspark)
     assert set(native.FUNCTIONS) <= set(names)
+
+
+@pytest.mark.parametrize("make", [lambda: ss.HashSketch(128, 5, 2), lambda: ss.SkimmedSketch(64, 5, 1, domain=600),
+                                  lambda: ss.SkimmedSketch.for_bytes(8192, seed=4)])
+def test_sketch_column_native_and_python_paths_agree(nspark, make, caplog):
+    rows = [(r[0] if r[0] is None else abs(r[0]), r[4]) for r in _rows(9)]
+    df = nspark.createDataFrame(rows, "k int, w int").repartition(3)
+    with caplog.at_level("INFO", logger="spark_udaf"):
+        fast = spark_udaf.sketch_column(df, "k", make(), "w", path="native")
+    assert "native path" in caplog.text
+    slow = spark_udaf.sketch_column(df, "k", make(), "w", path="python")
+    assert fast.to_bytes() == slow.to_bytes()
+    assert spark_udaf.sketch_column(df, "k", make(), "w").to_bytes() == slow.to_bytes()
+
+
+def test_python_path_remains_for_what_the_jvm_does_not_build(nspark, caplog):
+    df = nspark.createDataFrame([(1, 0.5), (2, 1.5), (1, 2.0)], "k bigint, w double")
+    with pytest.raises(ValueError, match="path='native' is not possible here: AGMSSketch"):
+        spark_udaf.sketch_column(df, "k", ss.AGMSSketch(16, 3), path="native")
+    with caplog.at_level("INFO", logger="spark_udaf"):
+        agms = spark_udaf.sketch_column(df, "k", ss.AGMSSketch(16, 3))
+    assert "Python path (AGMSSketch" in caplog.text
+    assert agms.to_bytes() == ss.AGMSSketch(16, 3).update([1, 2, 1]).to_bytes()
+    with pytest.raises(ValueError, match="weight type double with int64 counters"):
+        spark_udaf.sketch_column(df, "k", ss.HashSketch(16, 3), "w", path="native")
+    with pytest.raises(ValueError, match="path must be one of"):
+        spark_udaf.sketch_column(df, "k", ss.HashSketch(16, 3), path="jvm")
+
+
+def test_sketch_by_and_estimate_join_size_use_the_native_path(nspark):
+    rows = _rows(10)
+    df = nspark.createDataFrame([(i % 3, r[1], r[5]) for i, r in enumerate(rows)], "day int, k bigint, w double")
+    sk = ss.HashSketch(256, 5, 1, dtype="float64")
+    fast = {r.day: bytes(r.sketch) for r in spark_udaf.sketch_by(df, "k", sk, "day", "w", path="native").collect()}
+    slow = {r.day: bytes(r.sketch) for r in spark_udaf.sketch_by(df, "k", sk, "day", "w", path="python").collect()}
+    assert fast == slow and len(fast) == 3
+    e_native = spark_udaf.estimate_join_size(df, "k", df, "k")
+    e_python = spark_udaf.estimate_join_size(df, "k", df, "k", path="python")
+    assert e_native.detail["build_path"] == "native" and e_python.detail["build_path"] == "python"
+    assert e_native.value == e_python.value

@@ -58,6 +58,9 @@ public final class SkimFunctions {
                 args -> build("skim_sketch_agg", args, false)));
         out.add(entry("skim_hash_sketch_agg", "skim_hash_sketch_agg(key [, weight], width, depth [, seed]) - "
                 + "a hash sketch of key, as BINARY", args -> build("skim_hash_sketch_agg", args, true)));
+        out.add(entry("skim_sketch_like_agg", "skim_sketch_like_agg(key [, weight], template) - a sketch of key "
+                + "with the kind, shape, seed and counter type of the constant sketch bytes template, as BINARY",
+                SkimFunctions::like));
         out.add(entry("skim_union_agg", "skim_union_agg(sketch) - the merge of the sketches (NULLs skipped)",
                 SkimFunctions::unionAgg));
         out.add(entry("skim_union", "skim_union(a, b) - the merge of two sketches", SkimFunctions::union));
@@ -124,7 +127,31 @@ public final class SkimFunctions {
         return x;
     }
 
+    private static Expression like(Seq<Expression> argSeq) {
+        String fn = "skim_sketch_like_agg";
+        List<Expression> args = new ArrayList<>(CollectionConverters.asJava(argSeq));
+        Expression t = args.isEmpty() ? null : args.remove(args.size() - 1);
+        if (t == null || !t.foldable() || !(t.dataType() instanceof BinaryType) || args.isEmpty() || args.size() > 2) {
+            throw error(fn + ": expected (key [, weight], template) with template constant sketch bytes");
+        }
+        Object v = t.eval(null);
+        if (v == null) {
+            throw error(fn + ": template must not be NULL");
+        }
+        Spec spec;
+        try {
+            spec = SketchState.fromBytes((byte[]) v).spec();
+        } catch (IllegalArgumentException e) {
+            throw error(fn + ": template: " + e.getMessage());
+        }
+        return build(fn, seq(args), false, spec);
+    }
+
     private static Expression build(String fn, Seq<Expression> argSeq, boolean hash) {
+        return build(fn, argSeq, hash, null);
+    }
+
+    private static Expression build(String fn, Seq<Expression> argSeq, boolean hash, Spec template) {
         List<Expression> args = new ArrayList<>(CollectionConverters.asJava(argSeq));
         if (args.isEmpty()) {
             throw error(fn + ": needs a key column: " + fn + "(key [, weight], ...)");
@@ -158,7 +185,16 @@ public final class SkimFunctions {
         }
         Spec spec;
         int n = args.size();
-        if (hash) {
+        if (template != null) {
+            if (n != 0) {
+                throw error(fn + ": expected (key [, weight], template), got " + n + " more constant parameters");
+            }
+            if (isFloat && !template.isFloat) {
+                throw error(fn + ": float weights need a template with float counters (dtype='float64')");
+            }
+            isFloat = template.isFloat;
+            spec = template;
+        } else if (hash) {
             if (n != 2 && n != 3) {
                 throw error(fn + ": expected (key [, weight], width, depth [, seed]), got " + n
                         + " constant parameters");
