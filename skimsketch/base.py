@@ -241,7 +241,12 @@ class Sketch:
         except Exception:
             self._key_domain = before
             raise
+        self._observed(batch, scalar)
         return self
+
+    def _observed(self, batch: CanonicalBatch, scalar) -> None:
+        """Hook run after a batch was applied (``scalar``: its scalar weight, or None): kinds
+        that keep state beyond the linear arrays (a key range) record it here."""
 
     def _batch_delta(self, batch: CanonicalBatch):
         """({array name: delta}, total weight) of one canonical batch."""
@@ -249,12 +254,14 @@ class Sketch:
         if w is None:
             total = len(batch.keys)
         elif self.float_counters:
-            total = float(w.sum())
+            with np.errstate(over="ignore"):  # an infinite total is refused by the state, naming the overflow
+                total = float(w.sum())
         else:
             if float(np.abs(w).sum(dtype=np.float64)) >= I64.max:
                 raise CounterOverflowError("the batch's weights sum beyond int64; the sketch is unchanged")
             total = int(w.sum())
-        return self._delta(batch.keys, w), total
+        with np.errstate(over="ignore", invalid="ignore"):  # float overflow (inf, NaN) is refused by the state
+            return self._delta(batch.keys, w), total
 
     def _delta(self, keys: np.ndarray, weights: np.ndarray | None) -> dict:
         """``{state array name: delta}`` of a batch of canonical keys."""

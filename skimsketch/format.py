@@ -52,6 +52,22 @@ bytes, non-finite float counters, non-zero counters in a sketch flagged empty,
 and integer counters whose per-table sum has the wrong parity (every update
 adds its weight to one counter per table, so each table's sum is congruent to
 the total weight modulo 2).
+
+An unbounded-key skimmed sketch that finds its dense keys by scanning its key
+range (``search="range"``, the ``for_bytes`` default) stores that range instead
+(24 bytes)::
+
+    offset size field
+    0      4    magic b"KRNG"
+    4      1    layout version (1)
+    5      1    has range: 1 if the sketch has seen an integer key, else 0
+    6      2    reserved, zero
+    8      8    smallest integer key seen (i64; 0 when has range is 0)
+    16     8    largest integer key seen (i64, >= the smallest; 0 when has range is 0)
+
+``decode_key_range`` rejects a wrong magic, version, size, reserved bytes, a
+has-range byte other than 0/1, a range with low > high, non-zero bounds without
+a range, a range in a sketch flagged empty, and a range with string keys.
 """
 
 from __future__ import annotations
@@ -75,8 +91,8 @@ from .hierarchy_shape import (
     TOP_BITS,
 )
 
-__all__ = ["KEY_DOMAINS", "MAGIC", "READ_VERSIONS", "VERSION", "Header", "decode", "decode_hierarchy", "encode",
-           "encode_hierarchy"]
+__all__ = ["KEY_DOMAINS", "MAGIC", "READ_VERSIONS", "VERSION", "Header", "decode", "decode_hierarchy",
+           "decode_key_range", "encode", "encode_hierarchy", "encode_key_range", "is_key_range", "KEY_RANGE_BYTES", "KEY_RANGE_MAGIC"]
 
 MAGIC = b"SKSK"
 VERSION = 2  # what encode writes
@@ -229,3 +245,46 @@ def decode_hierarchy(ext: bytes, head: Header) -> tuple[int, int, np.ndarray]:
     if head.empty and counters.any():
         raise CorruptSketchError("sketch is flagged empty but its hierarchy has non-zero state")
     return lg, depth, counters
+
+
+# -- extension of the range-scanning unbounded skimmed sketch (module docstring) --
+KEY_RANGE_MAGIC = b"KRNG"
+KEY_RANGE_VERSION = 1
+_KEY_RANGE = struct.Struct("<4sBB2sqq")  # 24 bytes
+KEY_RANGE_BYTES = _KEY_RANGE.size
+
+
+def encode_key_range(key_range: tuple[int, int] | None) -> bytes:
+    """The ``KRNG`` extension of a key range ``(low, high)`` (``None``: no integer key seen)."""
+    if key_range is None:
+        return _KEY_RANGE.pack(KEY_RANGE_MAGIC, KEY_RANGE_VERSION, 0, b"\0\0", 0, 0)
+    return _KEY_RANGE.pack(KEY_RANGE_MAGIC, KEY_RANGE_VERSION, 1, b"\0\0", int(key_range[0]), int(key_range[1]))
+
+
+def is_key_range(ext: bytes) -> bool:
+    """Whether an unbounded skimmed sketch's extension is a key range (else a hierarchy)."""
+    return ext[:4] == KEY_RANGE_MAGIC
+
+
+def decode_key_range(ext: bytes, head: Header) -> tuple[int, int] | None:
+    """Parse and validate a ``KRNG`` extension -> ``(low, high)`` or ``None``."""
+    if len(ext) != _KEY_RANGE.size:
+        raise CorruptSketchError(f"key range extension has {len(ext)} bytes, expected {_KEY_RANGE.size}")
+    magic, version, has, reserved, low, high = _KEY_RANGE.unpack(ext)
+    if magic != KEY_RANGE_MAGIC:
+        raise CorruptSketchError(f"bad key range extension magic {magic!r}")
+    if version != KEY_RANGE_VERSION:
+        raise CorruptSketchError(f"unknown key range extension version {version}")
+    if reserved != b"\0\0" or has not in (0, 1):
+        raise CorruptSketchError("reserved key range extension bytes are set")
+    if not has:
+        if low or high:
+            raise CorruptSketchError("key range bounds are set but the sketch has no range")
+        return None
+    if low > high:
+        raise CorruptSketchError(f"key range [{low}, {high}] is empty")
+    if head.empty:
+        raise CorruptSketchError("sketch is flagged empty but has a key range")
+    if head.key_domain == "str":
+        raise CorruptSketchError("a sketch of string keys cannot have an integer key range")
+    return low, high

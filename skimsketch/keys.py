@@ -27,7 +27,8 @@ import numpy as np
 
 from .errors import KeyTypeError
 
-__all__ = ["CanonicalBatch", "canonical_key", "canonicalize", "fingerprint64", "fingerprint64_many", "scalar_weight"]
+__all__ = ["CanonicalBatch", "canonical_key", "canonicalize", "drop_null_weights", "fingerprint64",
+           "fingerprint64_many", "scalar_weight", "select_rows"]
 
 _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 # Largest float magnitude that converts to int64 exactly and safely.
@@ -316,6 +317,8 @@ def _arrow_keys(arr) -> tuple[np.ndarray, np.ndarray | None]:
         return _numpy_keys(arr.to_numpy(zero_copy_only=False))
     if pa.types.is_dictionary(t):
         return _arrow_keys(arr.dictionary_decode())
+    if pa.types.is_null(t):  # an all-null column (SQL NULL literal): every key is null
+        return np.zeros(len(arr), dtype=np.int64), np.ones(len(arr), dtype=bool)
     raise KeyTypeError(f"unsupported Arrow key type {t}: use integer, string or binary columns")
 
 
@@ -437,10 +440,28 @@ def _object_numbers(v: np.ndarray, what: str) -> np.ndarray:
         raise KeyTypeError(f"{what} value {big} does not fit in int64") from None
 
 
+def _fractional_decimal(weights) -> bool:
+    """Whether ``weights`` is a typed (Arrow) DECIMAL with a fractional scale: float weights by type."""
+    t = getattr(weights, "type", None)
+    if t is None or not (type(weights).__module__ or "").startswith("pyarrow"):
+        return False
+    import pyarrow as pa
+
+    return pa.types.is_decimal(t) and t.scale > 0
+
+
 def _weights_array(weights, n: int, allow_float: bool):
     if weights is None:
         return None, False
+    fractional = _fractional_decimal(weights)
+    if fractional and not allow_float:
+        raise KeyTypeError(
+            f"weights have type {weights.type} (a fractional DECIMAL) but the sketch has integer counters: "
+            "create it with dtype='float64', or cast the weights to an integer type"
+        )
     w = numeric_vector(weights, n, "weights")
+    if fractional:  # float weights by type, whatever the values in this batch
+        return w.astype(np.float64), True
     if w.dtype.kind == "f":
         if not allow_float:
             integral = (w == np.floor(w)) & (np.abs(w) < _F64_SAFE)
@@ -505,6 +526,25 @@ def _weight_nulls(weights, n: int):
     if null is None or null.ndim != 1 or len(null) != n or not null.any():
         return None
     return null
+
+
+def select_rows(values, keep: np.ndarray):
+    """``values`` (an aligned array: list, numpy, pandas, pyarrow) restricted to the rows of ``keep``."""
+    return _drop_weights(values, keep)
+
+
+def drop_null_weights(weights, n: int):
+    """``(weights without their null rows, keep mask)``; the mask is ``None`` when no weight is null.
+
+    The null weights of docs/inputs.md (``None``, NaN, ``pandas.NA``, Arrow
+    nulls) mark rows to skip, as SQL ``SUM`` skips them: callers drop the same
+    rows from their keys (and timestamps) with :func:`select_rows`.
+    """
+    null = _weight_nulls(weights, n)
+    if null is None:
+        return weights, None
+    keep = ~null
+    return _drop_weights(weights, keep), keep
 
 
 def _drop_weights(weights, keep: np.ndarray):

@@ -47,7 +47,7 @@ from .exact import exact_frequencies
 from .hash_sketch import HashSketch
 from .hashing import MAX_DEPTH, MAX_WIDTH, family
 from .kernels import I64, accumulate_cells, as_counter_delta
-from .keys import _keys_array, _weights_array
+from .keys import _keys_array, _weights_array, drop_null_weights
 from .state import LinearState
 
 __all__ = ["PairSketch", "chain_join_size", "exact_chain_join_size"]
@@ -172,6 +172,10 @@ class PairSketch:
         kb, null_b = _keys_array(keys_b)
         if len(ka) != len(kb):
             raise KeyTypeError(f"keys_a and keys_b must have the same length, got {len(ka)} and {len(kb)}")
+        weights, keep = drop_null_weights(weights, len(ka))  # null-weight rows are skipped, as in update
+        if keep is not None:
+            ka, kb = ka[keep], kb[keep]
+            null_a, null_b = (None if m is None else m[keep] for m in (null_a, null_b))
         n = len(ka)
         w, _ = _weights_array(weights, n, self.float_counters)
         null = None
@@ -295,7 +299,11 @@ def exact_chain_join_size(keys_f, pairs_a, pairs_b, keys_g, weights_f=None, weig
     kb, null_b = _keys_array(pairs_b)
     if len(ka) != len(kb):
         raise KeyTypeError(f"pairs_a and pairs_b must have the same length, got {len(ka)} and {len(kb)}")
-    w, _ = _weights_array(weights_s, len(ka), True)
+    weights_s, keep_w = drop_null_weights(weights_s, len(ka))
+    w, _ = _weights_array(weights_s, len(ka) if keep_w is None else int(keep_w.sum()), True)
+    if keep_w is not None:
+        ka, kb = ka[keep_w], kb[keep_w]
+        null_a, null_b = (None if m is None else m[keep_w] for m in (null_a, null_b))
     keep = np.ones(len(ka), dtype=bool)
     for null in (null_a, null_b):
         if null is not None:

@@ -61,6 +61,8 @@ __all__ = [
     "Candidates",
     "DenseResult",
     "domain_candidates",
+    "no_candidates",
+    "range_candidates",
     "pass_rules",
     "prefix_candidates",
     "round_threshold",
@@ -120,8 +122,8 @@ class DenseResult:
 
 
 @lru_cache(maxsize=8)
-def _domain_hashes(seed: int, width: int, depth: int, domain: int) -> Candidates:
-    keys = np.arange(domain, dtype=np.int64)
+def _range_hashes(seed: int, width: int, depth: int, low: int, high: int) -> Candidates:
+    keys = np.arange(low, high + 1, dtype=np.int64)
     buckets, signs = family(seed).buckets_signs(keys, width, depth)
     out = Candidates(keys, buckets.astype(np.intp), signs.astype(np.float64))
     out.in_buckets(0, np.zeros(width, dtype=bool))  # build the bucket index once, with the cached hashes
@@ -134,7 +136,27 @@ def domain_candidates(seed: int, width: int, depth: int, domain: int) -> Candida
     """Every key of ``[0, domain)`` (cached: a join skims two sketches of one shape)."""
     if domain > MAX_SCAN_DOMAIN:
         raise ValueError(f"a domain scan is limited to {MAX_SCAN_DOMAIN} keys, got domain={domain}")
-    return _domain_hashes(seed, width, depth, domain)
+    return _range_hashes(seed, width, depth, 0, domain - 1)
+
+
+RANGE_ALIGN = 1 << 10  # key-range scans are widened to multiples of this: the two sides of a join share a cache entry
+
+
+def range_candidates(seed: int, width: int, depth: int, low: int, high: int) -> Candidates:
+    """Every key of ``[low, high]``, widened outwards to multiples of ``RANGE_ALIGN`` within int64
+    (at most ``MAX_SCAN_DOMAIN`` keys; cached like the domain scan)."""
+    lo = max(low - low % RANGE_ALIGN, -(2**63))
+    hi = min(high - high % RANGE_ALIGN + RANGE_ALIGN - 1, 2**63 - 1)
+    if hi - lo >= MAX_SCAN_DOMAIN:
+        lo, hi = low, high
+    if not 0 <= hi - lo < MAX_SCAN_DOMAIN:
+        raise ValueError(f"a key-range scan is limited to {MAX_SCAN_DOMAIN} keys, got [{low}, {high}]")
+    return _range_hashes(seed, width, depth, lo, hi)
+
+
+def no_candidates(depth: int) -> Candidates:
+    """No key to test (skimming unavailable: the estimate is the hash sketch's)."""
+    return Candidates(np.zeros(0, dtype=np.int64), np.zeros((depth, 0), dtype=np.intp), np.zeros((depth, 0)))
 
 
 def prefix_candidates(seed: int, width: int, depth: int, search, hier_counters: np.ndarray, t: float) -> Candidates:

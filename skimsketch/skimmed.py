@@ -20,9 +20,16 @@ width`` for its two vectors; the interval is ``median ± k * sigma`` with
 (``bound="chebyshev"``, distribution-free), :mod:`skimsketch.bounds`.
 
 Candidates: with ``domain=m`` every key of ``[0, m)`` (``m <= 2**22``, the
-bounded cost of a scan); without a domain the sketch also keeps a prefix
-hierarchy (:mod:`skimsketch.hierarchy`) whose top-down search supplies the
-candidates. Thresholds adapt per round to what the residual can tell from
+bounded cost of a scan). Without a domain, ``search="range"`` (the default of
+``for_bytes``) keeps the smallest and largest integer key ever inserted (16
+bytes, merged by min/max, so independent of order and partitioning) and scans
+that range when it spans at most ``2**22`` keys -- the bounded sketch's
+accuracy at the unbounded sketch's price; string keys, or integers spread
+wider, get no candidates and the estimate is the hash sketch's (skimming is
+reported as unavailable, and ``heavy_hitters`` refuses). ``search="prefix"``
+(the explicit constructor's default) keeps a prefix hierarchy
+(:mod:`skimsketch.hierarchy`) whose top-down search supplies candidates for any
+key, at the price of a share of the counters (docs/unbounded.md). Thresholds adapt per round to what the residual can tell from
 chance (docs/defaults.md), and :meth:`SkimmedSketch.heavy_hitters` refuses
 thresholds below the sketch's resolution instead of answering partially.
 See docs/unbounded.md for unbounded keys.
@@ -47,7 +54,9 @@ from .skimdense import (
     Candidates,
     DenseResult,
     domain_candidates,
+    no_candidates,
     prefix_candidates,
+    range_candidates,
     skimdense,
 )
 from .sizing import DEFAULT_DEPTH, counter_bytes, framed_budget, shape_for_bytes
@@ -56,6 +65,7 @@ from .state import LinearState
 __all__ = ["DEFAULT_HIER_DEPTH", "DEFAULT_SKIM_FACTOR", "SkimResult", "SkimmedSketch", "default_hier_width"]
 
 DEFAULT_SKIM_FACTOR = 1.0
+SEARCHES = ("range", "prefix")  # candidate sources of unbounded keys (module docstring)
 # unbounded keys: prefix hierarchy shape (see skimsketch.hierarchy and docs/unbounded.md)
 DEFAULT_HIER_DEPTH = 4
 HIER_WIDTH_DIVISOR = 8  # default hierarchy width: the power of two <= width / HIER_WIDTH_DIVISOR
@@ -117,7 +127,7 @@ class SkimmedSketch(HashSketch):
 
     def __init__(self, width: int, depth: int, seed: int = 0, domain: int | None = None,
                  dtype: str = "int64", skim_factor: float = DEFAULT_SKIM_FACTOR,
-                 hier_width: int | None = None, hier_depth: int | None = None):
+                 hier_width: int | None = None, hier_depth: int | None = None, search: str | None = None):
         if domain is not None and (
             isinstance(domain, bool) or not isinstance(domain, (int, np.integer)) or not 1 <= domain < 2**63
         ):
@@ -134,10 +144,19 @@ class SkimmedSketch(HashSketch):
             raise ValueError(f"skim_factor must be a positive finite number, got {skim_factor!r}")
         if domain is not None and (hier_width is not None or hier_depth is not None):
             raise ValueError("hier_width and hier_depth only apply to unbounded keys (domain=None)")
+        if domain is not None and search is not None:
+            raise ValueError(f"search={search!r} only applies to unbounded keys (domain=None): a bounded "
+                             "sketch scans its domain")
+        if search is not None and search not in SEARCHES:
+            raise ValueError(f"search must be one of {SEARCHES} (or None), got {search!r}")
+        if search == "range" and (hier_width is not None or hier_depth is not None):
+            raise ValueError("hier_width and hier_depth only apply to search='prefix'")
         super().__init__(width, depth, seed, dtype)
         self._domain_size = None if domain is None else int(domain)
         self._skim_factor = float(skim_factor)
-        if domain is None:
+        self._search = None if domain is not None else (search or "prefix")
+        self._key_range = None  # search="range": (smallest, largest) integer key inserted, or None
+        if self._search == "prefix":
             hw = default_hier_width(self._width) if hier_width is None else hier_width
             if isinstance(hw, (bool, np.bool_)) or not isinstance(hw, (int, np.integer)) or not (
                 (1 << MIN_LG) <= hw <= (1 << MAX_LG) and hw & (hw - 1) == 0
@@ -163,6 +182,18 @@ class SkimmedSketch(HashSketch):
         return self._domain_size is None
 
     @property
+    def search(self) -> str | None:
+        """How unbounded keys are found: ``"range"`` (scan of the inserted key range),
+        ``"prefix"`` (prefix hierarchy); ``None`` with a domain (scan of the domain)."""
+        return self._search
+
+    @property
+    def key_range(self) -> tuple[int, int] | None:
+        """``search="range"``: the smallest and largest integer key inserted (deleted keys
+        included; ``None`` with no integer key, and again once the sketch is all zero)."""
+        return self._key_range
+
+    @property
     def hier_width(self) -> int | None:
         return None if self._hier is None else 1 << self._hier_lg
 
@@ -182,6 +213,8 @@ class SkimmedSketch(HashSketch):
     @property
     def params(self) -> dict:
         p = dict(super().params, domain=self._domain_size, skim_factor=self._skim_factor)
+        if self._search is not None:
+            p["search"] = self._search  # before the hierarchy's fields: a mismatch names "search"
         if self._hier is not None:
             p.update(hier_width=1 << self._hier_lg, hier_depth=self._hier_depth)
         return p
@@ -196,10 +229,57 @@ class SkimmedSketch(HashSketch):
     def empty_like(self):
         return type(self)(**self.params)
 
-    # -- state beyond the main counters (unbounded keys: the hierarchy) --------
+    @property
+    def nbytes(self) -> int:
+        """Memory of the state: the counters (and hierarchy), plus 16 bytes of key range."""
+        return super().nbytes + (16 if self._search == "range" else 0)
+
+    def copy(self):
+        out = super().copy()
+        out._key_range = self._key_range
+        return out
+
+    __copy__ = copy
+
+    def __eq__(self, other) -> bool:
+        return super().__eq__(other) and other._key_range == self._key_range
+
+    __hash__ = None
+
+    def merge(self, other):
+        super().merge(other)
+        self._union_range(other._key_range)
+        return self
+
+    def subtract(self, other):
+        super().subtract(other)
+        self._union_range(other._key_range)
+        return self
+
+    # -- state beyond the main counters: the hierarchy, or the key range -------
     @property
     def _hier(self) -> np.ndarray | None:
-        return self._state.array("hierarchy") if self._domain_size is None else None
+        return self._state.array("hierarchy") if self._search == "prefix" else None
+
+    def _union_range(self, other) -> None:
+        """Widen the key range to cover ``other`` (a range or None); none while the state is zero."""
+        if self._search != "range":
+            return
+        mine = self._key_range
+        if other is not None:
+            mine = other if mine is None else (min(mine[0], other[0]), max(mine[1], other[1]))
+        self._key_range = mine if self._key_domain == "int" else None
+
+    def _observed(self, batch, scalar) -> None:
+        if self._search != "range" or batch.key_domain != "int" or scalar == 0:
+            return
+        keys = batch.keys if batch.weights is None else batch.keys[batch.weights != 0]
+        self._union_range((int(keys.min()), int(keys.max())) if len(keys) else None)
+
+    def _changed(self) -> None:
+        super()._changed()
+        if self._key_domain is None:
+            self._key_range = None  # all zero again: the range goes with the key domain
 
     def _delta(self, keys, weights):
         delta = super()._delta(keys, weights)
@@ -222,6 +302,8 @@ class SkimmedSketch(HashSketch):
         return self._skim_factor
 
     def _extension(self, counter_width: int) -> bytes:
+        if self._search == "range":
+            return fmt.encode_key_range(self._key_range)
         if self._hier is None:
             return b""
         return fmt.encode_hierarchy(self._hier_lg, self._hier_depth, self._hier, self.float_counters, counter_width)
@@ -233,6 +315,13 @@ class SkimmedSketch(HashSketch):
             if ext:
                 raise CorruptSketchError(f"a skimmed sketch with a domain has no extension, found {len(ext)} bytes")
             return cls(head.width, head.depth, head.seed, domain=head.domain, dtype=dtype, skim_factor=head.param)
+        if fmt.is_key_range(ext):
+            key_range = fmt.decode_key_range(ext, head)
+            if (key_range is not None) != (head.key_domain == "int"):
+                raise CorruptSketchError("a range-scanning sketch has a key range exactly when it holds integer keys")
+            sk = cls(head.width, head.depth, head.seed, dtype=dtype, skim_factor=head.param, search="range")
+            sk._key_range = key_range
+            return sk
         lg, hd, hier = fmt.decode_hierarchy(ext, head)
         sk = cls(head.width, head.depth, head.seed, dtype=dtype, skim_factor=head.param,
                  hier_width=1 << lg, hier_depth=hd)
@@ -244,15 +333,28 @@ class SkimmedSketch(HashSketch):
     def for_bytes(cls, nbytes: int, seed: int = 0, depth: int | None = None, domain: int | None = None, **params):
         """The default-shaped sketch whose state and serialised form fit in ``nbytes`` bytes.
 
-        With a domain: the counters as for every sketch. Without: the
-        hierarchy gets about ``HIER_BYTES_SHARE`` of the budget (a power-of-two
-        width of ``hier_depth`` tables per level, at least 16), the main
-        counters the rest; ``nbytes`` must leave room for at least one main
-        counter per table.
+        With a domain: the counters as for every sketch. Without: by default
+        (``search="range"``) the counters and the 24-byte key range, so integer
+        keys spanning up to ``2**22`` values are skimmed as well as with a
+        domain and other keys are estimated as by a hash sketch of the same
+        bytes (docs/unbounded.md). ``search="prefix"`` (or ``hier_width`` /
+        ``hier_depth``): the hierarchy gets about ``HIER_BYTES_SHARE`` of the
+        budget (a power-of-two width of ``hier_depth`` tables per level, at
+        least 16), the main counters the rest; ``nbytes`` must leave room for
+        at least one main counter per table.
         """
         if domain is not None:
             return super().for_bytes(nbytes, seed, depth, domain=domain, **params)
         cb = counter_bytes(params.get("dtype"))
+        search = params.pop("search", None)
+        if search is None:
+            search = "prefix" if "hier_width" in params or "hier_depth" in params else "range"
+        if search == "range":
+            room = framed_budget(nbytes, fmt.FRAME_BYTES + fmt.KEY_RANGE_BYTES)
+            width, d = shape_for_bytes(room, depth, cb)
+            return cls(width, d, seed, search="range", **params)
+        if search != "prefix":
+            raise ValueError(f"search must be one of {SEARCHES} (or None), got {search!r}")
         room = framed_budget(nbytes, fmt.FRAME_BYTES + fmt.HIER_HEADER_BYTES)
         hd = params.pop("hier_depth", None)
         hd = DEFAULT_HIER_DEPTH if hd is None else hd
@@ -269,7 +371,7 @@ class SkimmedSketch(HashSketch):
                 f"{hier_bytes} bytes: give a larger budget or pass a domain"
             )
         width, d = shape_for_bytes(room - hier_bytes, depth, cb)
-        return cls(width, d, seed, hier_width=hw, hier_depth=hd, **params)
+        return cls(width, d, seed, hier_width=hw, hier_depth=hd, search="prefix", **params)
 
     # -- SKIMDENSE (skimsketch.skimdense) ----------------------------------
     def _floor(self, residual: np.ndarray) -> float:
@@ -277,14 +379,31 @@ class SkimmedSketch(HashSketch):
         return self._skim_factor * math.sqrt(float(np.mean(row_dots(residual, residual))) / self._width)
 
     def _source(self, counters: np.ndarray, t: float) -> Candidates:
-        """Candidate keys: the domain scan, or the prefix search down to threshold ``t``."""
+        """Candidate keys: the domain or key-range scan, or the prefix search down to threshold ``t``."""
         if self._domain_size is not None:
             return domain_candidates(self._seed, self._width, self._depth, self._domain_size)
+        if self._search == "range":
+            if self._key_range is None or not self.scans_keys:
+                return no_candidates(self._depth)
+            return range_candidates(self._seed, self._width, self._depth, *self._key_range)
         h = hierarchy(self._seed, self._hier_lg, self._hier_depth)
         return prefix_candidates(self._seed, self._width, self._depth, h.search, self._hier.astype(np.float64), t)
 
+    @property
+    def scans_keys(self) -> bool:
+        """Whether SKIMDENSE has candidates: a domain, a prefix hierarchy, or a key range of at
+        most ``MAX_SCAN_DOMAIN`` keys (else the sketch answers as a hash sketch)."""
+        if self._search != "range":
+            return True
+        kr = self._key_range
+        if kr is None:
+            return self._key_domain != "str"  # no key at all: nothing to find, nothing missed
+        return kr[1] - kr[0] < MAX_SCAN_DOMAIN
+
     def _resolution(self, res: DenseResult, cand: Candidates) -> float:
         """Smallest threshold the sketch resolves: peeling's, and for unbounded keys the prefix search's."""
+        if not self.scans_keys:
+            return math.inf
         r = res.resolution
         if cand.stats is not None:
             # the search may also miss a key whose prefix collided at a narrow level; such a key
@@ -336,6 +455,13 @@ class SkimmedSketch(HashSketch):
         >>> sorted(s.heavy_hitters(100)) == sorted([ss.canonical_key("a"), ss.canonical_key("b")])
         True
         """
+        if not self.scans_keys:
+            what = ("string keys" if self._key_range is None else
+                    f"integer keys spanning {self._key_range[1] - self._key_range[0] + 1} values")
+            raise ValueError(
+                f"heavy_hitters: this sketch cannot enumerate its keys ({what}; a key-range scan covers at most "
+                f"{MAX_SCAN_DOMAIN}): build it with search='prefix' (a prefix hierarchy) or a domain to find heavy "
+                "keys, or ask frequency(key) for a key you know")
         if threshold is None:
             res = self.skim()
             return dict(zip(res.keys.tolist(), res.values.tolist()))

@@ -6,6 +6,8 @@ Python workers.
 
 from __future__ import annotations
 
+import re
+from contextlib import contextmanager
 from functools import reduce
 
 import skimsketch as ss
@@ -13,20 +15,24 @@ import skimsketch as ss
 __all__ = [
     "KEY_TYPE_NAMES",
     "WEIGHT_TYPE_NAMES",
+    "check_columns",
     "check_key_field",
     "check_weight_field",
     "check_weight_fits",
     "field_of",
     "key_family",
+    "keys_join",
     "load_sketch",
     "merge_blobs",
     "require_sketch",
+    "worker_errors",
 ]
 
-#: Spark SQL types accepted as join keys (docs/inputs.md: integers, strings, bytes).
-KEY_TYPE_NAMES = ("tinyint", "smallint", "int", "bigint", "string", "binary")
-#: Spark SQL types accepted as weights.
-WEIGHT_TYPE_NAMES = ("tinyint", "smallint", "int", "bigint", "float", "double")
+#: Spark SQL types accepted as join keys (docs/inputs.md: integers, strings, bytes; floats only
+#: when integral and below 2**53 in magnitude, checked per value; ``void``: an all-NULL column).
+KEY_TYPE_NAMES = ("tinyint", "smallint", "int", "bigint", "float", "double", "string", "binary", "void")
+#: Spark SQL types accepted as weights (and DECIMAL(p, s); ``void``: all NULL, every row skipped).
+WEIGHT_TYPE_NAMES = ("tinyint", "smallint", "int", "bigint", "float", "double", "void")
 
 
 def field_of(df, column: str):
@@ -44,9 +50,17 @@ def _type_name(dtype) -> str:
     return dtype.simpleString()
 
 
-def key_family(type_name: str) -> str:
-    """'int' for integer keys, 'bytes' for string/binary keys (they hash alike)."""
+def key_family(type_name: str) -> str | None:
+    """'int' for integer (and float) keys, 'bytes' for string/binary keys (they hash alike), ``None`` for void."""
+    if type_name == "void":
+        return None
     return "bytes" if type_name in ("string", "binary") else "int"
+
+
+def keys_join(type_a: str, type_b: str) -> bool:
+    """Whether key columns of these Spark types can join (one family; an all-NULL column joins any)."""
+    fa, fb = key_family(type_a), key_family(type_b)
+    return fa is None or fb is None or fa == fb
 
 
 def _check_field(df, column: str, role: str, allowed, hint: str = ""):
@@ -79,6 +93,47 @@ def check_weight_fits(field, sketch) -> None:
         raise ss.KeyTypeError(
             f"weight column {field.name!r} has type {_type_name(t)} (fractional) but the sketch has integer "
             "counters: create it with dtype='float64', or CAST the column to an integer type"
+        )
+
+
+#: A skimsketch error raised inside a Spark task, as its class and message appear in the task's error.
+_WORKER_ERROR = re.compile(r"skimsketch\.errors\.(KeyTypeError|CounterOverflowError|KeyDomainError): ([^\n]*)")
+
+
+@contextmanager
+def worker_errors():
+    """Re-raise a skimsketch input error from a Spark task as that error on the driver.
+
+    The core's message (naming the argument, the value and the remedy) would
+    otherwise sit at the bottom of a long Java trace; other errors pass unchanged.
+    """
+    try:
+        yield
+    except Exception as e:
+        m = _WORKER_ERROR.search(str(e))
+        if m is None:
+            raise
+        raise getattr(ss, m.group(1))(m.group(2).strip()) from None
+
+
+def check_columns(df, column: str, sketch, weight: str | None = None) -> None:
+    """Everything ``df``'s schema already tells about sketching ``df[column]`` into ``sketch``, on the driver.
+
+    The key type, the weight type, a fractional DECIMAL weight for integer
+    counters, and string/binary keys for a sketch over a bounded integer
+    domain (they hash to 64-bit integers outside it). Raises before any scan;
+    what only the values can tell is checked by the core in the tasks.
+    """
+    key = check_key_field(df, column)
+    if weight is not None:
+        if weight == column:
+            raise ValueError(f"key and weight must be different columns, got {column!r} twice")
+        check_weight_fits(check_weight_field(df, weight), sketch)
+    domain = getattr(sketch, "domain", None)
+    if domain is not None and key_family(_type_name(key.dataType)) == "bytes":
+        raise ss.KeyDomainError(
+            f"key column {column!r} has type {_type_name(key.dataType)} but the sketch's keys are integers in "
+            f"[0, {domain}) (string keys hash outside it): use an unbounded sketch (domain=None) or integer keys"
         )
 
 

@@ -14,20 +14,22 @@ from __future__ import annotations
 import skimsketch as ss
 
 from ._common import (
+    check_columns,
     check_key_field,
     check_weight_field,
-    check_weight_fits,
     field_of,
-    key_family,
+    keys_join,
     merge_blobs,
     require_sketch,
+    worker_errors,
 )
 from . import native_build
+from .parquet import plain_parquet_scan, sketch_parquet_scan
 from .partials import CHUNK_ROWS, PartialAccumulator
 from .sql import skim_merge_udf
 
 __all__ = ["sketch_column", "sketch_pair", "sketch_parquet", "sketch_partials", "sketch_by", "merge_sketch_column",
-           "PartialAccumulator"]  # PartialAccumulator is re-exported from spark_udaf.partials
+           "PartialAccumulator", "plain_parquet_scan"]  # re-exported from spark_udaf.partials and .parquet
 
 _SKETCH_COL = "sketch"
 
@@ -98,9 +100,8 @@ def sketch_partials(df, column: str, sketch, weight: str | None = None, by=None,
     by = _normalise_by(by)
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be positive, got {chunk_rows}")
+    check_columns(df, column, sketch, weight)
     selected = _selected(df, column, weight, by)
-    if weight is not None:
-        check_weight_fits(field_of(df, weight), sketch)
     out = StructType([field_of(df, b) for b in by] + [StructField(_SKETCH_COL, BinaryType(), False)])
     template = sketch.empty_like().to_bytes()
     return selected.mapInArrow(_partition_builder(template, weight is not None, len(by), chunk_rows), out)
@@ -121,8 +122,9 @@ def sketch_column(df, column: str, sketch, weight: str | None = None, *, merge: 
     When ``df`` is exactly a scan of Parquet files (``spark.read.parquet(...)``,
     possibly with plain column selections — no filter, no derived column, no
     repartition; see :func:`plain_parquet_scan`) the columns are read with
-    pyarrow on the executors instead (:func:`sketch_parquet`), skipping Spark's
-    row-to-Arrow conversion; the result is the same sketch.
+    pyarrow on the executors instead (:mod:`spark_udaf.parquet`), skipping
+    Spark's row-to-Arrow conversion; the result is the same sketch (the fast
+    path declines whatever it cannot read exactly as Spark does).
     ``parquet_fast_path=False`` always uses ``mapInArrow``.
     ``path="auto"`` builds on the JVM when the native jar is loaded and the
     sketch and columns allow it (:mod:`spark_udaf.native_build`; the same bytes),
@@ -133,46 +135,19 @@ def sketch_column(df, column: str, sketch, weight: str | None = None, *, merge: 
         raise ValueError(f"merge must be 'driver' or 'tree', got {merge!r}")
     if native_build.sketch_column(df, column, sketch, weight, path) is not None:
         return sketch
-    if parquet_fast_path:
-        paths = plain_parquet_scan(df)
-        if paths:
-            return sketch_parquet(df.sparkSession, paths, column, sketch, weight, chunk_rows=chunk_rows)
+    if parquet_fast_path and sketch_parquet_scan(df, column, sketch, weight, chunk_rows=chunk_rows):
+        return sketch
     parts = sketch_partials(df, column, sketch, weight, chunk_rows=chunk_rows)
-    if merge == "driver":
-        blobs = [r[0] for r in parts.collect()]
-    else:
-        blob = parts.rdd.map(lambda r: bytes(r[0])).treeAggregate(None, _merge_two, _merge_two, depth=2)
-        blobs = [] if blob is None else [blob]
+    with worker_errors():
+        if merge == "driver":
+            blobs = [r[0] for r in parts.collect()]
+        else:
+            blob = parts.rdd.map(lambda r: bytes(r[0])).treeAggregate(None, _merge_two, _merge_two, depth=2)
+            blobs = [] if blob is None else [blob]
     total = merge_blobs(blobs, "partial sketch")
     if total is not None:
         sketch.merge(total)
     return sketch
-
-
-def plain_parquet_scan(df):
-    """The Parquet files ``df`` reads if it is nothing but a scan of them, else ``None``.
-
-    "Nothing but a scan": the optimized plan is a Parquet file relation, under
-    at most projections that only select columns (no filter, cast, derived
-    column, join, repartition or sample). Reads the plan through the classic
-    (py4j) API; for anything else (Spark Connect included) returns ``None``.
-    """
-    try:
-        plan = df._jdf.queryExecution().optimizedPlan()
-        while plan.getClass().getSimpleName() == "Project":
-            exprs = plan.projectList()
-            if any(exprs.apply(i).getClass().getSimpleName() != "AttributeReference" for i in range(exprs.size())):
-                return None
-            plan = plan.child()
-        if plan.getClass().getSimpleName() != "LogicalRelation":
-            return None
-        fmt = plan.relation().fileFormat().getClass().getSimpleName()
-    except Exception:  # not classic Spark, or a relation without a file format
-        return None
-    if fmt != "ParquetFileFormat":
-        return None
-    files = list(df.inputFiles())
-    return files or None
 
 
 def _merge_two(a, b):
@@ -234,13 +209,14 @@ def sketch_pair(left, lcol: str, right, rcol: str, template, lweight: str | None
     require_sketch(template, "template")
     lt = check_key_field(left, lcol).dataType.simpleString()
     rt = check_key_field(right, rcol).dataType.simpleString()
-    if key_family(lt) != key_family(rt):
+    if not keys_join(lt, rt):
         raise ValueError(f"key columns {lcol!r} and {rcol!r} have incompatible types {lt} and {rt}")
     side = "__skim_side"
     parts = (sketch_partials(left, lcol, template, lweight, chunk_rows=chunk_rows).withColumn(side, F.lit(0))
              .unionByName(sketch_partials(right, rcol, template, rweight, chunk_rows=chunk_rows)
-                          .withColumn(side, F.lit(1)))
-             .collect())
+                          .withColumn(side, F.lit(1))))
+    with worker_errors():
+        parts = parts.collect()
     out = []
     for tag in (0, 1):
         sk = merge_blobs([r[_SKETCH_COL] for r in parts if r[side] == tag], "partial sketch")
@@ -248,89 +224,28 @@ def sketch_pair(left, lcol: str, right, rcol: str, template, lweight: str | None
     return tuple(out)
 
 
-def _arrow_uri(uri: str) -> str:
-    """Hadoop-style URIs Spark lists -> URIs pyarrow's filesystems understand."""
-    for hadoop in ("s3a://", "s3n://"):
-        if uri.startswith(hadoop):
-            return "s3://" + uri[len(hadoop):]
-    return uri
-
-
-def _parquet_split_builder(template: bytes, columns, weighted: bool, chunk_rows: int):
-    def build(splits):
-        import pyarrow.fs as pafs
-        import pyarrow.parquet as pq
-
-        acc = PartialAccumulator(template, chunk_rows)
-        for uri, row_groups in splits:
-            fs, path = pafs.FileSystem.from_uri(_arrow_uri(uri))
-            with fs.open_input_file(path) as f:
-                pf = pq.ParquetFile(f)
-                for rg in range(pf.num_row_groups) if row_groups is None else row_groups:
-                    t = pf.read_row_group(rg, columns=columns)
-                    acc.add(t.column(0), t.column(1) if weighted else None)
-        out = acc.results()
-        if out:
-            yield out[0][1]
-
-    return build
-
-
 def sketch_parquet(spark, path, column: str, sketch, weight: str | None = None, *, tasks: int | None = None,
                    chunk_rows: int = CHUNK_ROWS):
     """Fill ``sketch`` from a column of Parquet files read by pyarrow on the executors; return it.
 
-    The fast path for a column stored in Parquet: Spark lists the files of
+    The fast path for a column stored in Parquet
+    (:func:`spark_udaf.parquet.sketch_parquet_scan`): Spark lists the files of
     ``path`` (a path or list of paths, as ``spark.read.parquet``) and
     distributes them (or, with fewer files than ``tasks``, their row groups);
     each task reads only ``column`` (and ``weight``) with pyarrow and updates a
     partial sketch, skipping Spark's row-to-Arrow conversion. Only partial
-    sketches reach the driver; no rows move. Same result as
+    sketches reach the driver; no rows move. Always the same result as
     :func:`sketch_column` over ``spark.read.parquet(path)`` (byte-identical
-    with integer weights), but no filters or projections: the whole column of
-    every file. Needs the files readable with pyarrow's filesystems (local,
-    ``hdfs://``, ``s3://``/``s3a://``, ``gs://``) from the driver and the
-    executors, and ``column`` stored in the files (not a partition directory).
+    when the weights' sums are exact, e.g. integer weights): where the fast
+    path cannot prove it reads what Spark reads (a partition-directory column,
+    a stored type Spark would convert, an unreadable file) it declines and
+    that general path runs instead. Needs the files readable with pyarrow's
+    filesystems (local, ``hdfs://``, ``s3://``/``s3a://``, ``gs://``) from the
+    driver and the executors.
     """
-    import pyarrow.fs as pafs
-    import pyarrow.parquet as pq
-
     require_sketch(sketch)
     paths = [path] if isinstance(path, str) else list(path)
     df = spark.read.parquet(*paths)
-    check_key_field(df, column)
-    columns = [column]
-    if weight is not None:
-        check_weight_fits(check_weight_field(df, weight), sketch)
-        columns.append(weight)
-    files = sorted(df.inputFiles())
-    if not files:
-        return sketch
-    fs, first = pafs.FileSystem.from_uri(_arrow_uri(files[0]))
-    with fs.open_input_file(first) as fh:
-        stored = set(pq.read_schema(fh).names)
-    for c in columns:
-        if c not in stored:
-            raise ValueError(f"column {c!r} is not stored in the Parquet files (a partition column?); "
-                             "use sketch_column(spark.read.parquet(...), ...) instead")
-    sc = spark.sparkContext
-    n = tasks or sc.defaultParallelism
-    if n < 1:
-        raise ValueError(f"tasks must be positive, got {tasks}")
-    if len(files) >= n:
-        splits = [(f, None) for f in files]
-    else:  # few files: split their row groups across tasks (reads footers on the driver)
-        splits = []
-        for f in files:
-            ffs, fp = pafs.FileSystem.from_uri(_arrow_uri(f))
-            with ffs.open_input_file(fp) as fh:
-                groups = pq.ParquetFile(fh).metadata.num_row_groups
-            per = max(1, -(-groups // max(1, n // len(files))))
-            splits += [(f, list(range(i, min(i + per, groups)))) for i in range(0, groups, per)]
-    template = sketch.empty_like().to_bytes()
-    build = _parquet_split_builder(template, columns, weight is not None, chunk_rows)
-    blobs = sc.parallelize(splits, min(n, len(splits))).mapPartitions(build).collect()
-    total = merge_blobs(blobs, "partial sketch")
-    if total is not None:
-        sketch.merge(total)
+    if not sketch_parquet_scan(df, column, sketch, weight, tasks=tasks, chunk_rows=chunk_rows):
+        sketch_column(df, column, sketch, weight, chunk_rows=chunk_rows, parquet_fast_path=False)
     return sketch

@@ -9,7 +9,7 @@ import time
 import skimsketch as ss
 
 from . import native_build
-from ._common import check_weight_field, require_sketch
+from ._common import check_columns, check_weight_field, require_sketch
 from .build import plain_parquet_scan, sketch_column, sketch_pair, sketch_parquet
 from .exact import _check_keys, exact_join_size
 
@@ -90,6 +90,8 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
     _check_keys(left, lcol, right, rcol)
     template = _default_sketch(left, lweight, right, rweight, width, depth, seed) if sketch is None \
         else require_sketch(sketch, "sketch")
+    check_columns(left, lcol, template, lweight)  # both sides, before either is scanned
+    check_columns(right, rcol, template, rweight)
     native_build.check_path(path)
     t0 = time.perf_counter()
     native_sides = lpath is None and rpath is None and path != "python" and all(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from ._common import check_key_field, check_weight_field, key_family
+from ._common import check_key_field, check_weight_field, keys_join, worker_errors
 
 __all__ = ["exact_join_size", "exact_self_join_size", "frequencies"]
 
@@ -48,22 +48,57 @@ def _frequencies(df, column: str, weight: str | None = None, *, as_float: bool =
     key = F.col(column)
     if f.dataType.simpleString() == "string":
         key = key.cast("binary")
+    elif f.dataType.simpleString() in ("float", "double"):
+        key = _float_key(key, column)
     ctype = "double" if as_float else "decimal(38,0)"
-    if weight is None:
-        value = F.lit(1)
-    else:
-        check_weight_field(df, weight)
-        value = F.col(weight)
+    value = F.lit(1) if weight is None else _weight_value(df, weight)
     rows = df.select(key.alias(_K), value.cast(ctype).alias(_C)).where(F.col(_K).isNotNull())
     if weight is not None:
         rows = rows.where(F.col(_C).isNotNull())
     return rows.groupBy(_K).agg(F.sum(_C).cast(ctype).alias(_C + suffix))
 
 
+def _raise(message_parts):
+    """``raise_error`` whose message carries the core's error class (see ``worker_errors``)."""
+    from pyspark.sql import functions as F
+
+    parts = [F.lit(p) if isinstance(p, str) else p.cast("string") for p in message_parts]
+    return F.raise_error(F.concat(F.lit("skimsketch.errors.KeyTypeError: "), *parts))
+
+
+def _weight_value(df, weight: str):
+    """The weight column under the core's rule (docs/inputs.md): NaN is NULL (the row is skipped),
+    infinity raises, integer values beyond int64 raise."""
+    from pyspark.sql import functions as F
+
+    t = check_weight_field(df, weight).dataType
+    w = F.col(weight)
+    if t.simpleString() in ("float", "double"):
+        bad = _raise([f"weights contain NaN or infinity: column {weight!r} holds ", w])
+        return F.when(F.isnan(w), F.lit(None).cast(t)).when(F.abs(w) == F.lit(float("inf")), bad.cast(t)) \
+            .otherwise(w)
+    if t.simpleString().startswith("decimal(") and t.scale == 0 and t.precision > 18:
+        bad = _raise(["weights value ", w, f" in column {weight!r} does not fit in int64"])
+        return F.when((w > F.lit(2**63 - 1)) | (w < F.lit(-(2**63))), bad.cast(t)).otherwise(w)
+    return w
+
+
+def _float_key(key, column: str):
+    """A FLOAT/DOUBLE key column as BIGINT under the core's rule (docs/inputs.md): NaN is NULL,
+    integral values below 2**53 in magnitude are those integers, any other value raises."""
+    from pyspark.sql import functions as F
+
+    bad = (F.abs(key) >= F.lit(2.0 ** 53)) | (key != F.floor(key))
+    message = _raise([f"float key in column {column!r} is not an integer below 2**53 in magnitude: ", key,
+                      " (cast the column to BIGINT, or use integer, string or binary keys)"])
+    return F.when(F.isnan(key), F.lit(None).cast("bigint")).when(bad, message.cast("bigint")) \
+        .otherwise(key.cast("bigint"))
+
+
 def _check_keys(left, lcol, right, rcol):
     lf, rf = check_key_field(left, lcol), check_key_field(right, rcol)
     lt, rt = lf.dataType.simpleString(), rf.dataType.simpleString()
-    if key_family(lt) != key_family(rt):
+    if not keys_join(lt, rt):
         raise ValueError(
             f"key columns {lcol!r} ({lt}) and {rcol!r} ({rt}) cannot join: integer keys only join integer keys, "
             "string/binary keys only string/binary keys (as in the sketches' hashing)"
@@ -101,7 +136,8 @@ def exact_join_size(left, lcol: str, right, rcol: str, lweight: str | None = Non
     prod = F.col(_C + "_l") * F.col(_C + "_r")
     if not as_float:
         prod = prod.cast("decimal(38,0)")
-    row = fl.join(fr, on=_K, how="inner").agg(F.sum(prod).alias("j"), F.count(F.lit(1)).alias("n")).collect()[0]
+    with worker_errors():
+        row = fl.join(fr, on=_K, how="inner").agg(F.sum(prod).alias("j"), F.count(F.lit(1)).alias("n")).collect()[0]
     return _result(_checked(row), as_float)
 
 
@@ -114,4 +150,6 @@ def exact_self_join_size(df, column: str, weight: str | None = None):
     sq = F.col(_C) * F.col(_C)
     if not as_float:
         sq = sq.cast("decimal(38,0)")
-    return _result(_checked(fr.agg(F.sum(sq).alias("j"), F.count(F.lit(1)).alias("n")).collect()[0]), as_float)
+    with worker_errors():
+        row = fr.agg(F.sum(sq).alias("j"), F.count(F.lit(1)).alias("n")).collect()[0]
+    return _result(_checked(row), as_float)

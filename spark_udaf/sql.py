@@ -89,8 +89,8 @@ def _weight_dtype(weights) -> str:
     import pyarrow as pa
 
     t = weights.type
-    if pa.types.is_decimal(t):  # DECIMAL(p, 0) sums exactly as integers, other scales as float64
-        return "int64" if t.scale <= 0 and t.precision <= 18 else "float64"
+    if pa.types.is_decimal(t):  # DECIMAL(p, 0) sums exactly as integers (or raises), other scales as float64
+        return "int64" if t.scale <= 0 else "float64"
     return "float64" if pa.types.is_floating(t) else "int64"
 
 
@@ -99,9 +99,10 @@ def _check_key_array(fn: str, keys) -> None:
     import pyarrow as pa
 
     t = keys.type
-    if not (pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_null(t)):
+    if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_string(t) or pa.types.is_binary(t)
+            or pa.types.is_null(t)):
         raise ss.KeyTypeError(f"{fn}: key has type {t}; supported key types are tinyint, smallint, int, bigint, "
-                              "string, binary (cast it, e.g. CAST(key AS BIGINT))")
+                              "float, double (integral values), string, binary (cast it, e.g. CAST(key AS BIGINT))")
 
 
 def build_from_batches(fn: str, kind: str, batches, weighted: bool, n_params: int) -> bytes | None:

@@ -58,6 +58,7 @@ from skimsketch.stream import (
 )
 from skimsketch.stream.checkpoint import sketch_digest
 
+from ._common import check_columns, field_of
 from .build import sketch_by, sketch_column
 
 __all__ = ["STATE_FILE", "StreamingSketch", "read_state"]
@@ -245,17 +246,18 @@ class StreamingSketch:
         from pyspark.sql import functions as F
 
         st: WindowedSketch = self._state
-        integral = self._timestamp_type(df.schema) in _INTEGRAL
+        integral = self.check_schema(df) in _INTEGRAL
         ts = F.col(self.timestamp).cast("bigint" if integral else "double")
         w = F.lit(1).cast("bigint") if self.weight is None else F.col(self.weight)
+        seen = self._weighted_row(df)  # rows with a null weight are skipped: no event, not late, no time
         wm = st.watermark
         late = F.lit(False) if wm is None else ts < F.lit(wm)
         row = df.agg(
-            F.sum(F.when(ts.isNull(), 1).otherwise(0)).alias("null_ts"),
-            F.sum(F.when(late, 1).otherwise(0)).alias("late"),
-            F.sum(F.when(late, w)).alias("late_w"),
-            F.sum(F.when(~late, 1).otherwise(0)).alias("acc"),
-            F.max(F.when(~late, ts)).alias("max_ts"),
+            F.sum(F.when(seen & ts.isNull(), 1).otherwise(0)).alias("null_ts"),
+            F.sum(F.when(seen & late, 1).otherwise(0)).alias("late"),
+            F.sum(F.when(seen & late, w)).alias("late_w"),
+            F.sum(F.when(seen & ~late, 1).otherwise(0)).alias("acc"),
+            F.max(F.when(seen & ~late, ts)).alias("max_ts"),
             *self._fingerprint(df),
         ).first()
         if row["null_ts"]:
@@ -266,7 +268,7 @@ class StreamingSketch:
         panes = {}
         if row["acc"]:
             slide = st.slide
-            acc = df if wm is None else df.where(ts >= F.lit(wm))
+            acc = df.where(seen) if wm is None else df.where(seen & (ts >= F.lit(wm)))
             acc = acc.withColumn(_PANE, ts)  # exact floor division, as pane_index does
             if integral and isinstance(slide, int):
                 pane = F.expr(f"(`{_PANE}` - pmod(`{_PANE}`, {slide}L)) div {slide}L")
@@ -280,6 +282,29 @@ class StreamingSketch:
         new = WindowedSketch.from_bytes(st.to_bytes())
         new.merge_panes(panes, max_ts, late_count=n_late, late_weight=late_w, events=int(row["acc"] or 0))
         return new, self._fingerprint_digest(row)
+
+    def _weighted_row(self, df):
+        """Column: the row's weight is not null (NULL, or NaN in a float column), i.e. the row counts."""
+        from pyspark.sql import functions as F
+
+        if self.weight is None:
+            return F.lit(True)
+        w = F.col(self.weight)
+        if field_of(df, self.weight).dataType.simpleString() in ("float", "double"):
+            return w.isNotNull() & ~F.isnan(w)
+        return w.isNotNull()
+
+    def check_schema(self, df) -> str | None:
+        """Check the key, weight and event-time columns of ``df``'s schema (no scan); the timestamp type.
+
+        Raises what the first batch would raise (``KeyTypeError`` naming the
+        column and its type, ``ValueError`` for a missing column).
+        :meth:`start` calls it before the query starts; call it yourself on
+        the streaming DataFrame when passing the handler to ``foreachBatch``.
+        Every batch is checked again before it is read.
+        """
+        check_columns(df, self.column, self._template, self.weight)
+        return None if self.timestamp is None else self._timestamp_type(df.schema)
 
     def _timestamp_type(self, schema) -> str:
         """The event-time column's type name; raises unless it is numeric."""
@@ -354,11 +379,11 @@ class StreamingSketch:
 
         ``trigger`` is passed to ``DataStreamWriter.trigger`` (default
         ``{"availableNow": True}``: process what is there, then stop).
-        Returns the ``StreamingQuery``. The event-time column's type is
-        checked here, before the query starts.
+        Returns the ``StreamingQuery``. The key, weight and event-time
+        columns' types are checked here (:meth:`check_schema`), before the
+        query starts.
         """
-        if self.timestamp is not None:
-            self._timestamp_type(stream_df.schema)
+        self.check_schema(stream_df)
         writer = stream_df.writeStream.foreachBatch(self).option("checkpointLocation", os.fspath(checkpoint_location))
         writer = writer.trigger(**(trigger or {"availableNow": True}))
         if query_name is not None:

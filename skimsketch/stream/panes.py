@@ -16,7 +16,7 @@ import numbers
 import numpy as np
 
 from ..errors import SketchError
-from ..keys import canonicalize, numeric_vector
+from ..keys import canonicalize, drop_null_weights, numeric_vector, select_rows
 
 __all__ = [
     "Batch",
@@ -115,8 +115,12 @@ class Batch:
     def __init__(self, keys, timestamps, weights):
         keys = as_sequence(keys)
         n = len(keys)
+        ts = timestamps_of(timestamps, n)
+        weights, keep = drop_null_weights(weights, n)
+        if keep is not None:  # rows with a null weight are skipped (as SQL SUM skips them): never seen
+            keys, ts, n = select_rows(keys, keep), ts[keep], int(keep.sum())
         self.n = n
-        self.ts = timestamps_of(timestamps, n)
+        self.ts = ts
         self.w = weights_of(weights, n)
         if isinstance(keys, np.ndarray) and keys.ndim == 1 and keys.dtype.kind == "i":
             self.keys, self.pos, self.null = keys.astype(np.int64, copy=False), None, None

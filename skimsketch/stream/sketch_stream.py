@@ -22,9 +22,8 @@ estimate's guarantee is that of the underlying sketch.
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..errors import IncompatibleSketchError
+from ..keys import drop_null_weights, numeric_vector
 from .checkpoint import ExactlyOnce, load_state, sketch_digest
 from .panes import as_sequence
 from .windows import WindowedSketch
@@ -117,11 +116,14 @@ class SketchStream:
 
     def _count(self, delta, keys, weights) -> None:
         n = len(keys)
-        self.events += n
         if weights is None:
+            self.events += n
             self.inserted_weight += n
         else:
-            w = np.broadcast_to(np.asarray(weights), (n,))
+            weights, keep = drop_null_weights(weights, n)  # null-weight rows were skipped by the update
+            n = n if keep is None else int(keep.sum())
+            self.events += n
+            w = numeric_vector(weights, n, "weights")
             self.inserted_weight += w[w > 0].sum().item()
             self.deleted_weight += -w[w < 0].sum().item()
 

@@ -44,7 +44,18 @@ BUILDERS = {
     "skimmed_unbounded_strings_float": lambda: ss.SkimmedSketch(
         32, 3, seed=21, dtype="float64", hier_width=16, hier_depth=2).update(["x", "y", "x", "zz"], weights=[1.5, -2.0, 3.25, 4.0]),
     "skimmed_unbounded_empty": lambda: ss.SkimmedSketch(32, 3, seed=22, hier_width=16, hier_depth=2),
+    "skimmed_range": lambda: ss.SkimmedSketch(32, 3, seed=23, search="range").update(
+        list(_keys(300, 8) - 40) + [None]),
+    "skimmed_range_strings_empty": lambda: ss.SkimmedSketch(32, 3, seed=24, search="range").update(["a", "b"]).update(
+        ["a", "b"], weights=-1),
 }
+# the first format version that could write each builder's sketch (default: 1)
+SINCE = {"skimmed_range": 2, "skimmed_range_strings_empty": 2}
+
+
+def names_for(version: int) -> list:
+    """The builders whose sketches format ``version`` can hold."""
+    return sorted(n for n in BUILDERS if SINCE.get(n, 1) <= version)
 
 
 def golden_path(name: str, version: int = 1) -> Path:
@@ -53,7 +64,8 @@ def golden_path(name: str, version: int = 1) -> Path:
 
 def main() -> None:
     GOLDEN_DIR.mkdir(exist_ok=True)
-    for name, build in BUILDERS.items():
+    for name in names_for(VERSION):
+        build = BUILDERS[name]
         path = golden_path(name, VERSION)
         if path.exists():  # golden files are never rewritten
             continue

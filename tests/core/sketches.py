@@ -15,6 +15,8 @@ FACTORIES = {
     "skimmed": lambda width=64, depth=5, seed=5, **kw: ss.SkimmedSketch(width, depth, seed, domain=DOMAIN, **kw),
     # unbounded keys: main counters plus the prefix hierarchy (skimsketch.hierarchy)
     "skimmed_unbounded": lambda width=64, depth=5, seed=5, **kw: ss.SkimmedSketch(width, depth, seed, **kw),
+    # unbounded keys found by a scan of the inserted integer key range (the for_bytes default)
+    "skimmed_range": lambda width=64, depth=5, seed=5, **kw: ss.SkimmedSketch(width, depth, seed, search="range", **kw),
 }
 KINDS = sorted(FACTORIES)
 

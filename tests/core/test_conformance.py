@@ -25,6 +25,18 @@ def assert_same(a, b):
     assert a.to_bytes() == b.to_bytes()
 
 
+def assert_same_after_deletes(a, b):
+    """``a`` (built with deletes) holds ``b``'s state. A range-scanning sketch keeps the key range
+    of every key it saw, deleted or not (docs/format.md): ``a``'s range covers ``b``'s, and ``b``
+    widened to it (through the public API: merge then subtract keys at both ends) equals ``a``."""
+    if getattr(a, "search", None) == "range" and a.key_range is not None and a.key_range != b.key_range:
+        lo, hi = a.key_range
+        assert b.key_range is None or lo <= b.key_range[0] <= b.key_range[1] <= hi
+        ends = b.empty_like().update([lo, hi])
+        b = b.copy().merge(ends).subtract(ends) if not b.is_empty else b
+    assert_same(a, b)
+
+
 # -- serde ---------------------------------------------------------------
 def test_serde_round_trip_empty_filled_merged(kind):
     empty = make(kind)
@@ -76,16 +88,16 @@ def test_merge_returns_self_and_update_returns_self(kind):
 def test_deletes_insert_all_delete_half(kind):
     k = keys(n=3000, seed=6)
     a = make(kind).update(k).update(k[:1500], weights=-1)
-    assert_same(a, make(kind).update(k[1500:]))
+    assert_same_after_deletes(a, make(kind).update(k[1500:]))
     b = make(kind).update(k).update(k[1500:], weights=np.full(1500, -1))
-    assert_same(b, make(kind).update(k[:1500]))
+    assert_same_after_deletes(b, make(kind).update(k[:1500]))
     assert_same(make(kind).update(k).update(k, weights=-1), make(kind))
 
 
 def test_subtract_is_inverse_of_merge(kind):
     a = make(kind).update(keys(seed=7))
     b = make(kind).update(keys(seed=8))
-    assert_same((a + b) - b, a)
+    assert_same_after_deletes((a + b) - b, a)
 
 
 def test_scalar_weight_equals_repetition(kind):
@@ -263,30 +275,35 @@ def test_nbytes_counts_counters(kind):
     assert sk.nbytes >= 100 * 3 * 4
     # the format stores the counters plus any extension state (unbounded skimmed: the prefix hierarchy,
     # behind a 12-byte extension header); nbytes must cover all of it
+    # (a range sketch: a 16-byte key range in memory, in a 24-byte extension)
+    fixed = 16 if kind == "skimmed_range" else 0
     assert 64 + sk.nbytes + 4 <= len(sk.to_bytes()) <= 64 + sk.nbytes + 4 + 12
     if kind != "skimmed_unbounded":
-        assert len(sk.to_bytes()) == 64 + 100 * 3 * 4 + 4
+        assert len(sk.to_bytes()) == 64 + 100 * 3 * 4 + 4 + (24 if fixed else 0)
     wide = make(kind, width=100, depth=3).update([1], weights=2**40)
-    assert wide.counter_width == 8 and wide.nbytes == 2 * sk.nbytes
-    assert len(wide.to_bytes()) == len(sk.to_bytes()) + sk.nbytes
+    assert wide.counter_width == 8 and wide.nbytes - fixed == 2 * (sk.nbytes - fixed)
+    assert len(wide.to_bytes()) == len(sk.to_bytes()) + sk.nbytes - fixed
 
 
 def test_shape_from_targets(kind):
     cls = type(make(kind))
-    extra = {"domain": DOMAIN} if kind == "skimmed" else {}
+    extra = {"skimmed": {"domain": DOMAIN}, "skimmed_unbounded": {"search": "prefix"}}.get(kind, {})
     s = cls.for_bytes(65536, seed=3, **extra)
     # the budget bounds the state and the serialised form, at 4 bytes per int32 counter
     assert s.nbytes <= 65536 and len(s.update(keys(n=2000)).to_bytes()) <= 65536
     assert s.counters.itemsize == COUNTER_BYTES and s.depth == DEFAULT_DEPTH
+    ext = {"skimmed_range": 24}.get(kind, 0)  # the key range extension
     if kind == "skimmed_unbounded":  # the hierarchy takes part of the budget: main width is what is left
         assert s.hier_width is not None and len(s.to_bytes()) + s.depth * COUNTER_BYTES > 65536
     else:
-        assert len(s.to_bytes()) == 68 + 4 * s.width * s.depth  # the frame and the counters
-        assert (s.width, s.depth) == shape_for_bytes(65536 - 68) == ((65536 - 68) // 4 // 5, 5)
+        assert len(s.to_bytes()) == 68 + ext + 4 * s.width * s.depth  # the frame and the counters
+        assert (s.width, s.depth) == shape_for_bytes(65536 - 68 - ext) == ((65536 - 68 - ext) // 4 // 5, 5)
+    if kind == "skimmed_range":
+        assert s.search == "range" and s.key_range == (int(keys(n=2000).min()), int(keys(n=2000).max()))
     f = cls.for_bytes(65536, seed=3, dtype="float64", **extra)  # float counters: 8 bytes each
     assert f.nbytes <= 65536 and len(f.update([1], weights=0.5).to_bytes()) <= 65536
     assert f.width * f.depth > 65536 // 8 // 2 if kind != "skimmed_unbounded" else f.hier_width is not None
-    smallest = 84 if kind == "skimmed_unbounded" else 72  # frame (+ hierarchy header) and one counter
+    smallest = {"skimmed_unbounded": 84, "skimmed_range": 96}.get(kind, 72)  # frame (+ extension) and one counter
     with pytest.raises(ValueError, match=f"nbytes must be an int >= {smallest} .*got {smallest - 1}"):
         cls.for_bytes(smallest - 1, **extra)
     e = cls.for_error(0.1, 0.05, **extra)
@@ -302,9 +319,10 @@ def test_widening_at_the_32_bit_limit_is_exact_and_reported(kind):
     assert sk.counter_width == 4 and sk.frequency(7).value == I32MAX - 1
     sk.update([7])  # exactly at the limit: still int32
     assert sk.counter_width == 4 and sk.frequency(7).value == I32MAX
-    nb = sk.nbytes
+    fixed = 16 if kind == "skimmed_range" else 0  # a range sketch's key range: not a counter
+    nb = sk.nbytes - fixed
     sk.update([7])  # one past it: every array widens, nothing wraps
-    assert sk.counter_width == 8 and sk.nbytes == 2 * nb and sk.counters.dtype == np.int64
+    assert sk.counter_width == 8 and sk.nbytes - fixed == 2 * nb and sk.counters.dtype == np.int64
     assert sk.frequency(7).value == I32MAX + 1 and sk.total_weight == I32MAX + 1
     assert_same(sk, make(kind).update([7], weights=I32MAX + 1))
     assert_same(ss.from_bytes(sk.to_bytes()), sk)
@@ -320,7 +338,7 @@ def test_negative_widening_and_merge_of_mixed_widths(kind):
     w = make(kind).update([9], weights=2**40)
     m = a.copy().merge(w)
     assert m.counter_width == 8 and m.total_weight == 2**40 - I32MAX
-    assert_same(m.subtract(w), a)  # values back in int32 range: same bytes as before
+    assert_same_after_deletes(m.subtract(w), a)  # values back in int32 range: same bytes as before
     assert_same(make(kind).merge(w).subtract(w), make(kind))
 
 

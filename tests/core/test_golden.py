@@ -9,7 +9,7 @@ import pytest
 import skimsketch as ss
 from skimsketch.format import READ_VERSIONS, VERSION
 
-from .golden_blobs import BUILDERS, GOLDEN_DIR, golden_path
+from .golden_blobs import BUILDERS, GOLDEN_DIR, golden_path, names_for
 
 NAMES = sorted(BUILDERS)
 
@@ -17,12 +17,14 @@ NAMES = sorted(BUILDERS)
 @pytest.mark.parametrize("version", READ_VERSIONS)
 def test_every_builder_has_a_golden_file_and_no_stray_files(version):
     found = sorted(p.name for p in GOLDEN_DIR.glob(f"v{version}_*.bin"))
-    assert found == sorted(golden_path(n, version).name for n in NAMES)
+    assert found == sorted(golden_path(n, version).name for n in names_for(version))
 
 
 @pytest.mark.parametrize("version", READ_VERSIONS)
 @pytest.mark.parametrize("name", NAMES)
 def test_blob_of_every_version_reads_into_the_same_sketch(name, version):
+    if name not in names_for(version):
+        pytest.skip(f"format version {version} cannot hold {name}")
     expected = BUILDERS[name]()
     got = ss.from_bytes(golden_path(name, version).read_bytes())
     assert type(got) is type(expected)
@@ -33,6 +35,7 @@ def test_blob_of_every_version_reads_into_the_same_sketch(name, version):
         assert np.array_equal(got.hierarchy_counters, expected.hierarchy_counters)
     assert got.key_domain == (None if version == 1 else expected.key_domain)  # version 1 did not record it
     assert got.counter_width == expected.counter_width
+    assert getattr(got, "key_range", None) == getattr(expected, "key_range", None)
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -125,8 +125,11 @@ def test_bad_inputs_name_the_problem(spark, frame):
     sk = ss.HashSketch(width=32, depth=3, seed=1)
     with pytest.raises(ValueError, match="column 'nope' not found"):
         spark_udaf.sketch_column(df, "nope", sk)
-    dbl = spark.createDataFrame([(1.5,)], "x double")
-    with pytest.raises(ss.KeyTypeError, match="key column 'x' has type double"):
+    dates = spark.sql("SELECT DATE'2024-01-01' AS x")
+    with pytest.raises(ss.KeyTypeError, match="key column 'x' has type date"):
+        spark_udaf.sketch_column(dates, "x", sk)
+    dbl = spark.createDataFrame([(1.5,)], "x double")  # float keys: integral values only (checked per value)
+    with pytest.raises(ss.KeyTypeError, match="float key 1.5 is not integral"):
         spark_udaf.sketch_column(dbl, "x", sk)
     with pytest.raises(ss.KeyTypeError, match="weight column 's' has type string"):
         spark_udaf.sketch_column(df, "k", sk, weight="s")
@@ -183,11 +186,11 @@ def test_sketch_parquet_matches_sketch_column_and_in_memory(spark, frame, tmp_pa
     assert got == spark_udaf.sketch_column(spark.read.parquet(path), "s", tmpl.empty_like())
 
 
-def test_sketch_parquet_rejects_partition_columns(spark, tmp_path):
+def test_sketch_parquet_falls_back_for_partition_columns(spark, tmp_path):
     path = str(tmp_path / "p")
     spark.createDataFrame([(1, 10), (2, 20)], "k bigint, day bigint").write.partitionBy("day").parquet(path)
-    with pytest.raises(ValueError, match="'day' is not stored in the Parquet files"):
-        spark_udaf.sketch_parquet(spark, path, "day", ss.HashSketch(width=8, depth=3, seed=1))
+    got = spark_udaf.sketch_parquet(spark, path, "day", ss.HashSketch(width=8, depth=3, seed=1))
+    assert got.to_bytes() == ss.HashSketch(width=8, depth=3, seed=1).update([10, 20]).to_bytes()
     got = spark_udaf.sketch_parquet(spark, path, "k", ss.HashSketch(width=8, depth=3, seed=1))
     assert got.to_bytes() == ss.HashSketch(width=8, depth=3, seed=1).update([1, 2]).to_bytes()
 

@@ -244,11 +244,15 @@ def test_decimal_weights_are_not_truncated_in_sql_builders():
     assert counts.to_bytes() == ss.HashSketch(64, 3, seed=1).update([1, 2], weights=[4, 1]).to_bytes()
 
 
-def test_sql_builders_refuse_double_keys_like_the_python_api():
+def test_sql_builders_take_double_keys_by_the_core_rule():
     import pyarrow as pa
 
     from spark_udaf.sql import build_from_batches
 
-    batch = (pa.array([1.0, 2.0]), pa.array([64, 64]), pa.array([3, 3]), pa.array([1, 1]))
-    with pytest.raises(ss.KeyTypeError, match="skim_sketch: key has type double.*CAST"):
-        build_from_batches("skim_sketch", "hash", iter([batch]), False, 3)
+    params = (pa.array([64, 64]), pa.array([3, 3]), pa.array([1, 1]))
+    got = build_from_batches("skim_sketch", "hash", iter([(pa.array([1.0, float("nan")]), *params)]), False, 3)
+    assert got == ss.HashSketch(64, 3, seed=1).update([1, None]).to_bytes()
+    with pytest.raises(ss.KeyTypeError, match="float key 1.5 is not integral"):
+        build_from_batches("skim_sketch", "hash", iter([(pa.array([1.0, 1.5]), *params)]), False, 3)
+    with pytest.raises(ss.KeyTypeError, match="skim_sketch: key has type bool.*CAST"):
+        build_from_batches("skim_sketch", "hash", iter([(pa.array([True, False]), *params)]), False, 3)
