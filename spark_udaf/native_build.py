@@ -17,7 +17,7 @@ import logging
 import skimsketch as ss
 
 from . import native
-from ._common import field_of
+from ._common import check_columns, field_of, worker_errors
 
 __all__ = ["PATHS", "check_path", "native_reason", "sketch_by", "sketch_column"]
 
@@ -60,7 +60,10 @@ def _aggregate(df, column: str, sketch, weight: str | None):
 
 def _use_native(df, column, sketch, weight, path) -> bool:
     check_path(path)
-    reason = "path='python' was asked for" if path == "python" else native_reason(df, column, sketch, weight)
+    if path == "python":
+        return False
+    check_columns(df, column, sketch, weight)  # the Python path's driver-side errors, before any scan
+    reason = native_reason(df, column, sketch, weight)
     if reason is not None and path == "native":
         raise ValueError(f"path='native' is not possible here: {reason}; use path='auto' or 'python'")
     _log.info("building the sketch of %r: %s", column, "native path (JVM)" if reason is None
@@ -73,7 +76,8 @@ def sketch_column(df, column: str, sketch, weight: str | None = None, path: str 
     Python path must build it (``path="python"``, or native impossible with ``path="auto"``)."""
     if not _use_native(df, column, sketch, weight, path):
         return None
-    blob = df.agg(_aggregate(df, column, sketch, weight)).collect()[0][0]
+    with worker_errors():  # the core's input errors, raised by the JVM tasks with the core's names
+        blob = df.agg(_aggregate(df, column, sketch, weight)).collect()[0][0]
     return sketch.merge(ss.from_bytes(bytes(blob)))
 
 

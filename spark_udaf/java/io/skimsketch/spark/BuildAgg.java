@@ -50,7 +50,8 @@ final class BuildAgg extends Aggregator<Object, SketchState, byte[]> {
                 return b;
             }
             if (Double.isInfinite(x)) {
-                throw new IllegalArgumentException("weights contain infinity (" + x + "): weights must be finite");
+                throw new IllegalArgumentException("skimsketch.errors.KeyTypeError: weights contain NaN or infinity ("
+                        + x + ")");
             }
             if (key == null) {
                 b.addNull(x);

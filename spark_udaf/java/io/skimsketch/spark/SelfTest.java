@@ -64,21 +64,32 @@ public final class SelfTest {
                 "bytes of HashSketch(64, 3, 7).update(['a', b'b'])");
         check(java.util.Arrays.equals(SketchState.fromBytes(strs.toBytes()).toBytes(), strs.toBytes()),
                 "bytes -> state -> bytes");
-        Spec dflt = Spec.forBytes("self-test", 16384, 0, false);
+        Spec range = Spec.forBytes("self-test", 16384, 0, false);
+        check(range.width == 814 && range.depth == 5 && range.range, "shape of SkimmedSketch.for_bytes(16384)");
+        SketchState rs = new SketchState(range);
+        long[] rkeys = {1, 2, 3, -5, 1L << 40, 7};
+        for (int i = 0; i < rkeys.length; i++) {
+            rs.add(rkeys[i], SketchState.KEY_INT, i < 5 ? 1L : 0L);
+        }
+        check(sha256(rs.toBytes()).equals("f4235ceac437d7eb993510f6361af72b6949b742eaa91167d3d4262354e01527"),
+                "bytes of SkimmedSketch.for_bytes(16384).update([1, 2, 3, -5, 2**40, 7], weights=[1]*5 + [0])");
+        check(java.util.Arrays.equals(SketchState.fromBytes(rs.toBytes()).toBytes(), rs.toBytes()),
+                "key-range bytes -> state -> bytes");
+        Spec dflt = Spec.forBytesPrefix("self-test", 16384, 0, false);
         check(dflt.width == 508 && dflt.depth == 5 && dflt.hierLg == 6 && dflt.hierDepth == 4,
-                "shape of SkimmedSketch.for_bytes(16384)");
+                "shape of SkimmedSketch.for_bytes(16384, search='prefix')");
         SketchState sk = new SketchState(dflt);
         for (long k : new long[] {1, 2, 3, -5, 1L << 40}) {
             sk.add(k, SketchState.KEY_INT, 1L);
         }
         check(sha256(sk.toBytes()).equals("4519087ffdd7b34628a58a561e3f49d434e3d6941d05a81c35e44ed16e712474"),
-                "bytes of SkimmedSketch.for_bytes(16384).update([1, 2, 3, -5, 2**40])");
-        SketchState fs = new SketchState(Spec.forBytes("self-test", 16384, 3, true));
+                "bytes of SkimmedSketch.for_bytes(16384, search='prefix').update([1, 2, 3, -5, 2**40])");
+        SketchState fs = new SketchState(Spec.forBytesPrefix("self-test", 16384, 3, true));
         fs.add(Hashing.fingerprint64("a"), SketchState.KEY_BYTES, 0.5);
         fs.add(Hashing.fingerprint64("b"), SketchState.KEY_BYTES, 2.0);
         fs.add(Hashing.fingerprint64("a"), SketchState.KEY_BYTES, -1.25);
         check(sha256(fs.toBytes()).equals("dd71216f6f5bcc0907ec4051cfcc35c332ce493ac2b7ba2ad5a36b299fd80ac8"),
-                "bytes of SkimmedSketch.for_bytes(16384, seed=3, dtype='float64') with float weights");
+                "bytes of SkimmedSketch.for_bytes(16384, seed=3, dtype='float64', search='prefix'), float weights");
         System.out.println("ok " + checks);
     }
 }

@@ -33,6 +33,9 @@ public final class SketchState implements Externalizable {
     private double ftotal;
     private double fnull;
     private int keyDomain;
+    private boolean hasRange; // search="range": smallest and largest integer key inserted with a non-zero weight
+    private long lo;
+    private long hi;
     private transient Hashing.Family family;
     private transient Hashing.Prefixes prefixes;
     private transient long[] words;
@@ -76,8 +79,8 @@ public final class SketchState implements Externalizable {
 
     private void checkKey(long key) {
         if (spec.domain != 0 && (key < 0 || key >= spec.domain)) {
-            throw new IllegalArgumentException("key " + key + " is outside the declared domain [0, " + spec.domain
-                    + ") of the skimmed sketch");
+            throw new IllegalArgumentException("skimsketch.errors.KeyDomainError: key " + key
+                    + " is outside the declared domain [0, " + spec.domain + ")");
         }
     }
 
@@ -89,10 +92,26 @@ public final class SketchState implements Externalizable {
         }
     }
 
+    private void observe(long key, int kd) {
+        if (spec.range && kd == KEY_INT) {
+            if (!hasRange) {
+                hasRange = true;
+                lo = key;
+                hi = key;
+            } else {
+                lo = Math.min(lo, key);
+                hi = Math.max(hi, key);
+            }
+        }
+    }
+
     /** Adds weight w (integer counters) for canonical key `key` of key domain kd. */
     void add(long key, int kd, long w) {
         checkKey(key);
         noteDomain(kd);
+        if (w != 0) {
+            observe(key, kd);
+        }
         hashing();
         family.words(key, words);
         int width = spec.width;
@@ -115,6 +134,9 @@ public final class SketchState implements Externalizable {
     void add(long key, int kd, double w) {
         checkKey(key);
         noteDomain(kd);
+        if (w != 0) {
+            observe(key, kd);
+        }
         hashing();
         family.words(key, words);
         int width = spec.width;
@@ -142,8 +164,8 @@ public final class SketchState implements Externalizable {
     }
 
     private static ArithmeticException overflow() {
-        return new ArithmeticException("the sketch's int64 counters would overflow (CounterOverflowError): "
-                + "use DOUBLE weights for very large sums");
+        return new ArithmeticException("skimsketch.errors.CounterOverflowError: the update would overflow the "
+                + "int64 counters: use DOUBLE weights for very large sums");
     }
 
     /** Adds another sketch of the same kind, shape, seed and counter type (a union buffer adopts it). */
@@ -162,6 +184,10 @@ public final class SketchState implements Externalizable {
         }
         if (keyDomain == 0) {
             keyDomain = o.keyDomain;
+        }
+        if (o.hasRange && o.recordedDomain() != 0) {
+            observe(o.lo, KEY_INT);
+            observe(o.hi, KEY_INT);
         }
         if (spec.isFloat) {
             for (int i = 0; i < fcounters.length; i++) {
@@ -239,9 +265,15 @@ public final class SketchState implements Externalizable {
             ok &= Double.isFinite(v);
         }
         if (!ok) {
-            throw new ArithmeticException("the sketch's float64 counters overflowed to infinity or NaN "
-                    + "(CounterOverflowError)");
+            throw new ArithmeticException("skimsketch.errors.CounterOverflowError: the float64 counters would "
+                    + "overflow to infinity or NaN");
         }
+    }
+
+    /** The key domain the bytes record: none once every counter and the total weight are zero. */
+    private int recordedDomain() {
+        boolean totalZero = spec.isFloat ? ftotal == 0 : total == 0;
+        return totalZero && allZero() ? 0 : keyDomain;
     }
 
     /** The core's format-version-2 bytes of this sketch. */
@@ -257,7 +289,7 @@ public final class SketchState implements Externalizable {
         int ctype = spec.isFloat ? 2 : (cw == 4 ? 3 : 1);
         int n = spec.width * spec.depth;
         int hn = spec.hierLg > 0 ? Hashing.LEVELS * spec.hierDepth * (1 << spec.hierLg) : 0;
-        int ext = spec.hierLg > 0 ? HIER_HEADER + cw * hn : 0;
+        int ext = spec.hierLg > 0 ? HIER_HEADER + cw * hn : spec.range ? Spec.KEY_RANGE_BYTES : 0;
         ByteBuffer b = ByteBuffer.allocate(HEADER + ext + cw * n + 4).order(ByteOrder.LITTLE_ENDIAN);
         b.put((byte) 'S').put((byte) 'K').put((byte) 'S').put((byte) 'K');
         b.putShort((short) 2);
@@ -278,6 +310,11 @@ public final class SketchState implements Externalizable {
             b.put((byte) 1).put((byte) Hashing.LEVELS).put((byte) Hashing.TOP_BITS).put((byte) Hashing.FANOUT_BITS);
             b.put((byte) spec.hierLg).put((byte) spec.hierDepth).put((byte) 0).put((byte) 0);
             putCounters(b, hier, fhier, cw);
+        } else if (spec.range) {
+            boolean has = hasRange && kd == KEY_INT;
+            b.put((byte) 'K').put((byte) 'R').put((byte) 'N').put((byte) 'G');
+            b.put((byte) 1).put((byte) (has ? 1 : 0)).put((byte) 0).put((byte) 0);
+            b.putLong(has ? lo : 0).putLong(has ? hi : 0);
         }
         putCounters(b, counters, fcounters, cw);
         CRC32 crc = new CRC32();
@@ -350,7 +387,15 @@ public final class SketchState implements Externalizable {
         }
         int lg = 0;
         int hd = 0;
-        if (kind == KIND_SKIMMED && domain == 0) {
+        boolean range = false;
+        if (kind == KIND_SKIMMED && domain == 0 && ext >= 4 && blob[64] == 'K' && blob[65] == 'R'
+                && blob[66] == 'N' && blob[67] == 'G') {
+            range = true;
+            if (ext != Spec.KEY_RANGE_BYTES || blob[68] != 1 || (blob[69] != 0 && blob[69] != 1) || blob[70] != 0
+                    || blob[71] != 0) {
+                throw corrupt("bad key range extension");
+            }
+        } else if (kind == KIND_SKIMMED && domain == 0) {
             if (ext < HIER_HEADER || blob[64] != 'H' || blob[65] != 'I' || blob[66] != 'E' || blob[67] != 'R'
                     || blob[68] != 1 || blob[69] != Hashing.LEVELS || blob[70] != Hashing.TOP_BITS
                     || blob[71] != Hashing.FANOUT_BITS) {
@@ -365,9 +410,17 @@ public final class SketchState implements Externalizable {
         } else if (ext != 0) {
             throw corrupt("unexpected extension of " + ext + " bytes");
         }
-        Spec spec = new Spec(kind, (int) width, (int) depth, seed, domain, param, lg, hd, ctype == 2);
+        Spec spec = new Spec(kind, (int) width, (int) depth, seed, domain, param, lg, hd, ctype == 2, range);
         SketchState s = new SketchState(spec);
         s.keyDomain = kd;
+        if (range && blob[69] == 1) {
+            s.hasRange = true;
+            s.lo = b.getLong(72);
+            s.hi = b.getLong(80);
+            if (s.lo > s.hi || kd != KEY_INT) {
+                throw corrupt("bad key range extension");
+            }
+        }
         if (spec.isFloat) {
             s.ftotal = b.getDouble(44);
             s.fnull = b.getDouble(52);
@@ -375,7 +428,7 @@ public final class SketchState implements Externalizable {
             s.total = b.getLong(44);
             s.nullWeight = b.getLong(52);
         }
-        b.position(HEADER + (lg > 0 ? HIER_HEADER : 0));
+        b.position(HEADER + (lg > 0 ? HIER_HEADER : range ? Spec.KEY_RANGE_BYTES : 0));
         if (lg > 0) {
             s.readCounters(b, s.hier, s.fhier, cw);
         }
@@ -400,7 +453,7 @@ public final class SketchState implements Externalizable {
     }
 
     private static IllegalArgumentException corrupt(String msg) {
-        return new IllegalArgumentException("corrupt sketch (CorruptSketchError): " + msg);
+        return new IllegalArgumentException("skimsketch.errors.CorruptSketchError: " + msg);
     }
 
     // -- shuffle form: the core bytes ------------------------------------------------------
@@ -434,5 +487,8 @@ public final class SketchState implements Externalizable {
         ftotal = s.ftotal;
         fnull = s.fnull;
         keyDomain = s.keyDomain;
+        hasRange = s.hasRange;
+        lo = s.lo;
+        hi = s.hi;
     }
 }

@@ -236,7 +236,7 @@ public final class SkimFunctions {
             throw error(e.getMessage());
         }
         if (retype && isFloat) {
-            s = new Spec(s.kind, s.width, s.depth, s.seed, s.domain, s.param, s.hierLg, s.hierDepth, true);
+            s = s.withFloat(true);
         }
         return s;
     }

@@ -11,6 +11,7 @@ final class Spec implements Serializable {
     static final int DEFAULT_DEPTH = 5;
     static final int DEFAULT_HIER_DEPTH = 4;
     static final double HIER_BYTES_SHARE = 0.4;
+    static final int KEY_RANGE_BYTES = 24;
     static final long MAX_SCAN_DOMAIN = 1L << 22;
 
     final int kind;
@@ -22,9 +23,15 @@ final class Spec implements Serializable {
     final int hierLg; // 0: no hierarchy
     final int hierDepth;
     final boolean isFloat;
+    final boolean range; // unbounded keys found by scanning the inserted integer key range (KRNG extension)
 
     Spec(int kind, int width, int depth, long seed, long domain, double param, int hierLg, int hierDepth,
          boolean isFloat) {
+        this(kind, width, depth, seed, domain, param, hierLg, hierDepth, isFloat, false);
+    }
+
+    Spec(int kind, int width, int depth, long seed, long domain, double param, int hierLg, int hierDepth,
+         boolean isFloat, boolean range) {
         this.kind = kind;
         this.width = width;
         this.depth = depth;
@@ -34,6 +41,17 @@ final class Spec implements Serializable {
         this.hierLg = hierLg;
         this.hierDepth = hierDepth;
         this.isFloat = isFloat;
+        this.range = range;
+    }
+
+    /** The same spec with float (or integer) counters. */
+    Spec withFloat(boolean f) {
+        return new Spec(kind, width, depth, seed, domain, param, hierLg, hierDepth, f, range);
+    }
+
+    /** "range", "prefix" (unbounded skimmed sketches) or null. */
+    String search() {
+        return range ? "range" : hierLg > 0 ? "prefix" : null;
     }
 
     private static void checkShape(String fn, long width, long depth) {
@@ -59,8 +77,23 @@ final class Spec implements Serializable {
                 isFloat);
     }
 
-    /** SkimmedSketch.for_bytes(nbytes, seed): the library's default sketch (unbounded keys). */
+    /** SkimmedSketch.for_bytes(nbytes, seed): the library's default sketch (unbounded keys, key-range scan). */
     static Spec forBytes(String fn, long nbytes, long seed, boolean isFloat) {
+        int cb = isFloat ? 8 : 4;
+        int frame = FRAME_BYTES + KEY_RANGE_BYTES;
+        if (nbytes < frame + 4 || nbytes > (1L << 31)) {
+            throw new IllegalArgumentException(fn + ": nbytes must be an int in [" + (frame + 4)
+                    + ", 2147483648] (the serialised frame and one counter), got " + nbytes + ": give a larger budget");
+        }
+        long counters = (nbytes - frame) / cb;
+        long d = Math.max(1, Math.min(DEFAULT_DEPTH, counters));
+        long w = counters / d;
+        checkShape(fn, w, d);
+        return new Spec(SketchState.KIND_SKIMMED, (int) w, (int) d, seed, 0, 1.0, 0, 0, isFloat, true);
+    }
+
+    /** SkimmedSketch.for_bytes(nbytes, seed, search="prefix"): unbounded keys with a prefix hierarchy. */
+    static Spec forBytesPrefix(String fn, long nbytes, long seed, boolean isFloat) {
         int cb = isFloat ? 8 : 4;
         int frame = FRAME_BYTES + HIER_HEADER_BYTES;
         if (nbytes < frame + 4 || nbytes > (1L << 31)) {
@@ -92,6 +125,9 @@ final class Spec implements Serializable {
         String s = kindName(kind) + "(width=" + width + ", depth=" + depth + ", seed=" + Long.toUnsignedString(seed);
         if (domain != 0) {
             s += ", domain=" + domain;
+        }
+        if (range) {
+            s += ", search='range'";
         }
         if (hierLg > 0) {
             s += ", hier_width=" + (1 << hierLg) + ", hier_depth=" + hierDepth;
@@ -132,6 +168,9 @@ final class Spec implements Serializable {
         if (domain != o.domain) {
             differs("domain", domain == 0 ? "None" : Long.toString(domain), o.domain == 0 ? "None"
                     : Long.toString(o.domain), op);
+        }
+        if (range != o.range) {
+            differs("search", "'" + search() + "'", "'" + o.search() + "'", op);
         }
         if (hierLg != o.hierLg) {
             differs("hier_width", 1 << hierLg, 1 << o.hierLg, op);
