@@ -2,7 +2,6 @@ package io.skimsketch.spark;
 
 import org.apache.spark.sql.Encoder;
 import org.apache.spark.sql.Encoders;
-import org.apache.spark.sql.expressions.Aggregator;
 import scala.Tuple2;
 
 /**
@@ -10,7 +9,7 @@ import scala.Tuple2;
  * optionally weighted: NULL keys add their weight to the null weight, rows with a NULL (or NaN) weight
  * are skipped, as the Python builders do.
  */
-final class BuildAgg extends Aggregator<Object, SketchState, byte[]> {
+final class BuildAgg extends SketchAggregator<Object> {
     private static final long serialVersionUID = 1L;
     private final Spec spec;
     private final boolean bytesKeys;
@@ -78,24 +77,10 @@ final class BuildAgg extends Aggregator<Object, SketchState, byte[]> {
     }
 
     @Override
-    public SketchState merge(SketchState a, SketchState b) {
-        return a.merge(b);
-    }
-
-    @Override
     public byte[] finish(SketchState b) {
         return b.toBytes();
     }
 
-    @Override
-    public Encoder<SketchState> bufferEncoder() {
-        return Encoders.javaSerialization(SketchState.class);
-    }
-
-    @Override
-    public Encoder<byte[]> outputEncoder() {
-        return Encoders.BINARY();
-    }
 
     /** The input encoder matching this aggregator's (key [, weight]) columns. */
     @SuppressWarnings("unchecked")

@@ -128,8 +128,11 @@ final class Hashing {
             }
         }
 
-        /** Adds w * sign to the hierarchy counters h (level, table, bucket order) for one key. */
-        void addLong(long key, long w, long[] h, int lg) {
+        /**
+         * The signed cells of one key in the hierarchy counters (level, table, bucket order):
+         * out[l * depth + t] = 2 * counter index + (1 if the sign is -1).
+         */
+        void cells(long key, int lg, int[] out) {
             int width = 1 << lg;
             int shift = 31 - lg;
             int[] chars = chars(key);
@@ -139,22 +142,7 @@ final class Hashing {
                     u ^= tables[l][chars[l] * depth + t];
                     int cell = (u * ZMUL) >>> shift;
                     int idx = (l * depth + t) * width + (cell & (width - 1));
-                    h[idx] = (cell >>> lg) == 0 ? Math.addExact(h[idx], w) : Math.subtractExact(h[idx], w);
-                }
-            }
-        }
-
-        void addDouble(long key, double w, double[] h, int lg) {
-            int width = 1 << lg;
-            int shift = 31 - lg;
-            int[] chars = chars(key);
-            for (int t = 0; t < depth; t++) {
-                int u = 0;
-                for (int l = 0; l < LEVELS; l++) {
-                    u ^= tables[l][chars[l] * depth + t];
-                    int cell = (u * ZMUL) >>> shift;
-                    int idx = (l * depth + t) * width + (cell & (width - 1));
-                    h[idx] += (cell >>> lg) == 0 ? w : -w;
+                    out[l * depth + t] = (idx << 1) | (cell >>> lg);
                 }
             }
         }

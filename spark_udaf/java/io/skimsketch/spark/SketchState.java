@@ -6,6 +6,7 @@ import java.io.ObjectInput;
 import java.io.ObjectOutput;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.Arrays;
 import java.util.zip.CRC32;
 
 /**
@@ -39,6 +40,8 @@ public final class SketchState implements Externalizable {
     private transient Hashing.Family family;
     private transient Hashing.Prefixes prefixes;
     private transient long[] words;
+    private transient int[] mainCells;
+    private transient int[] hierCells;
 
     public SketchState() {}
 
@@ -71,8 +74,10 @@ public final class SketchState implements Externalizable {
         if (family == null) {
             family = Hashing.family(spec.seed, (spec.depth + 1) / 2);
             words = new long[family.nWords];
+            mainCells = new int[spec.depth];
             if (spec.hierLg > 0) {
                 prefixes = Hashing.prefixes(spec.seed, spec.hierDepth);
+                hierCells = new int[Hashing.LEVELS * spec.hierDepth];
             }
         }
     }
@@ -105,24 +110,43 @@ public final class SketchState implements Externalizable {
         }
     }
 
-    /** Adds weight w (integer counters) for canonical key `key` of key domain kd. */
-    void add(long key, int kd, long w) {
+    /** Hashes the key into mainCells (and hierCells): 2 * counter index + (1 if the sign is -1). */
+    private void cells(long key, int kd, boolean nonzero) {
         checkKey(key);
         noteDomain(kd);
-        if (w != 0) {
+        if (nonzero) {
             observe(key, kd);
         }
         hashing();
         family.words(key, words);
-        int width = spec.width;
+        for (int p = 0; p < spec.depth; p++) {
+            int u = Hashing.rowHash(words, p);
+            mainCells[p] = ((p * spec.width + Hashing.bucket(u, spec.width)) << 1) | (u >>> 31);
+        }
+        if (prefixes != null) {
+            prefixes.cells(key, spec.hierLg, hierCells);
+        }
+    }
+
+    private static void addCells(long[] a, int[] cells, long w) {
+        for (int c : cells) {
+            a[c >>> 1] = (c & 1) == 0 ? Math.addExact(a[c >>> 1], w) : Math.subtractExact(a[c >>> 1], w);
+        }
+    }
+
+    private static void addCells(double[] a, int[] cells, double w) {
+        for (int c : cells) {
+            a[c >>> 1] += (c & 1) == 0 ? w : -w;
+        }
+    }
+
+    /** Adds weight w (integer counters) for canonical key `key` of key domain kd. */
+    void add(long key, int kd, long w) {
+        cells(key, kd, w != 0);
         try {
-            for (int p = 0; p < spec.depth; p++) {
-                int u = Hashing.rowHash(words, p);
-                int idx = p * width + Hashing.bucket(u, width);
-                counters[idx] = u >= 0 ? Math.addExact(counters[idx], w) : Math.subtractExact(counters[idx], w);
-            }
+            addCells(counters, mainCells, w);
             if (prefixes != null) {
-                prefixes.addLong(key, w, hier, spec.hierLg);
+                addCells(hier, hierCells, w);
             }
             total = Math.addExact(total, w);
         } catch (ArithmeticException e) {
@@ -132,21 +156,10 @@ public final class SketchState implements Externalizable {
 
     /** Adds weight w (float counters) for canonical key `key` of key domain kd. */
     void add(long key, int kd, double w) {
-        checkKey(key);
-        noteDomain(kd);
-        if (w != 0) {
-            observe(key, kd);
-        }
-        hashing();
-        family.words(key, words);
-        int width = spec.width;
-        for (int p = 0; p < spec.depth; p++) {
-            int u = Hashing.rowHash(words, p);
-            int idx = p * width + Hashing.bucket(u, width);
-            fcounters[idx] += u >= 0 ? w : -w;
-        }
+        cells(key, kd, w != 0);
+        addCells(fcounters, mainCells, w);
         if (prefixes != null) {
-            prefixes.addDouble(key, w, fhier, spec.hierLg);
+            addCells(fhier, hierCells, w);
         }
         ftotal += w;
     }
@@ -221,30 +234,9 @@ public final class SketchState implements Externalizable {
 
     // -- format version 2 --------------------------------------------------------------
     private boolean allZero() {
-        if (spec.isFloat) {
-            for (double v : fcounters) {
-                if (v != 0) {
-                    return false;
-                }
-            }
-            for (double v : fhier) {
-                if (v != 0) {
-                    return false;
-                }
-            }
-            return true;
-        }
-        for (long v : counters) {
-            if (v != 0) {
-                return false;
-            }
-        }
-        for (long v : hier) {
-            if (v != 0) {
-                return false;
-            }
-        }
-        return true;
+        return spec.isFloat
+                ? Arrays.stream(fcounters).allMatch(v -> v == 0) && Arrays.stream(fhier).allMatch(v -> v == 0)
+                : Arrays.stream(counters).allMatch(v -> v == 0) && Arrays.stream(hier).allMatch(v -> v == 0);
     }
 
     private static boolean fits32(long[] a) {

@@ -77,15 +77,19 @@ final class Spec implements Serializable {
                 isFloat);
     }
 
-    /** SkimmedSketch.for_bytes(nbytes, seed): the library's default sketch (unbounded keys, key-range scan). */
-    static Spec forBytes(String fn, long nbytes, long seed, boolean isFloat) {
-        int cb = isFloat ? 8 : 4;
-        int frame = FRAME_BYTES + KEY_RANGE_BYTES;
+    /** Bytes left for counters once the serialised frame is paid (the core's framed_budget). */
+    private static long room(String fn, long nbytes, int frame) {
         if (nbytes < frame + 4 || nbytes > (1L << 31)) {
             throw new IllegalArgumentException(fn + ": nbytes must be an int in [" + (frame + 4)
                     + ", 2147483648] (the serialised frame and one counter), got " + nbytes + ": give a larger budget");
         }
-        long counters = (nbytes - frame) / cb;
+        return nbytes - frame;
+    }
+
+    /** SkimmedSketch.for_bytes(nbytes, seed): the library's default sketch (unbounded keys, key-range scan). */
+    static Spec forBytes(String fn, long nbytes, long seed, boolean isFloat) {
+        int cb = isFloat ? 8 : 4;
+        long counters = room(fn, nbytes, FRAME_BYTES + KEY_RANGE_BYTES) / cb;
         long d = Math.max(1, Math.min(DEFAULT_DEPTH, counters));
         long w = counters / d;
         checkShape(fn, w, d);
@@ -95,12 +99,7 @@ final class Spec implements Serializable {
     /** SkimmedSketch.for_bytes(nbytes, seed, search="prefix"): unbounded keys with a prefix hierarchy. */
     static Spec forBytesPrefix(String fn, long nbytes, long seed, boolean isFloat) {
         int cb = isFloat ? 8 : 4;
-        int frame = FRAME_BYTES + HIER_HEADER_BYTES;
-        if (nbytes < frame + 4 || nbytes > (1L << 31)) {
-            throw new IllegalArgumentException(fn + ": nbytes must be an int in [" + (frame + 4)
-                    + ", 2147483648] (the serialised frame and one counter), got " + nbytes + ": give a larger budget");
-        }
-        long room = nbytes - frame;
+        long room = room(fn, nbytes, FRAME_BYTES + HIER_HEADER_BYTES);
         int hd = DEFAULT_HIER_DEPTH;
         long perWidth = (long) cb * LEVELS * hd;
         long share = (long) Math.max(1.0, HIER_BYTES_SHARE * room / perWidth);

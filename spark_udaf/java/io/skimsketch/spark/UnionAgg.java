@@ -1,11 +1,8 @@
 package io.skimsketch.spark;
 
-import org.apache.spark.sql.Encoder;
-import org.apache.spark.sql.Encoders;
-import org.apache.spark.sql.expressions.Aggregator;
 
 /** Merges sketch bytes (NULLs skipped); NULL when there is none. */
-final class UnionAgg extends Aggregator<byte[], SketchState, byte[]> {
+final class UnionAgg extends SketchAggregator<byte[]> {
     private static final long serialVersionUID = 1L;
 
     @Override
@@ -19,24 +16,10 @@ final class UnionAgg extends Aggregator<byte[], SketchState, byte[]> {
     }
 
     @Override
-    public SketchState merge(SketchState a, SketchState b) {
-        return a.merge(b);
-    }
-
-    @Override
     public byte[] finish(SketchState b) {
         return b.isSet() ? b.toBytes() : null;
     }
 
-    @Override
-    public Encoder<SketchState> bufferEncoder() {
-        return Encoders.javaSerialization(SketchState.class);
-    }
-
-    @Override
-    public Encoder<byte[]> outputEncoder() {
-        return Encoders.BINARY();
-    }
 
     /** skim_union(a, b): the merge of two sketches (NULL if either is NULL). */
     public static byte[] union(byte[] a, byte[] b) {
