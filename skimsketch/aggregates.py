@@ -51,7 +51,8 @@ def join_sum(f_sum, g, confidence: float = 0.95) -> Estimate:
     _check_sketch(f_sum, "f_sum")
     _check_sketch(g, "g")
     e = f_sum.join_size(g, confidence)
-    return Estimate(e.value, e.low, e.high, e.confidence, f"{e.method}-sum", dict(e.detail))
+    method = e.method if e.method == "exact" else f"{e.method}-sum"  # exact mode: an exact SUM
+    return Estimate(e.value, e.low, e.high, e.confidence, method, dict(e.detail))
 
 
 def join_avg(f_sum, f_count, g, confidence: float = 0.95) -> Estimate:

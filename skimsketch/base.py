@@ -10,6 +10,14 @@ operation that would overflow raises :class:`CounterOverflowError` and leaves
 the sketch unchanged. Kinds register themselves by their ``KIND`` byte
 (:mod:`skimsketch.kinds`) and build themselves from decoded bytes
 (``_from_parts``); ``docs/format.md`` describes the bytes.
+
+Exact mode (``exact=True``; the default of ``SkimmedSketch.for_bytes``): while
+the distinct non-null keys fit :attr:`Sketch.exact_capacity`, the sketch keeps
+their exact weights (:class:`~skimsketch.exact_mode.ExactStore`) instead of
+counters and answers exactly; the first operation whose result would hold more
+keys converts it, for good, to the counters a counter-mode sketch of the same
+data holds (docs/format.md, "Exact mode"). Estimators that need counters of an
+exact sketch read the counters it would convert to (:attr:`counters`).
 """
 
 from __future__ import annotations
@@ -24,9 +32,11 @@ from .errors import (
     CorruptSketchError,
     CounterOverflowError,
     IncompatibleSketchError,
+    KeyDomainError,
     KeyTypeError,
 )
 from .estimate import Estimate
+from .exact_mode import ExactStore, aggregate, converted_delta, exact_capacity
 from .hashing import MAX_DEPTH, MAX_WIDTH, family
 from .kernels import I64
 from .keys import CanonicalBatch, canonical_key, canonicalize, scalar_weight
@@ -65,14 +75,19 @@ class Sketch:
         if "KIND" in cls.__dict__:  # a serialisable kind: from_bytes finds it by its KIND byte
             register_kind(cls)
 
-    def __init__(self, width: int, depth: int, seed: int = 0, dtype: str = "int64"):
+    def __init__(self, width: int, depth: int, seed: int = 0, dtype: str = "int64", exact: bool = False):
         self._width = check_int("width", width, 1, MAX_WIDTH)
         self._depth = check_int("depth", depth, 1, MAX_DEPTH)
         self._seed = check_int("seed", seed, 0, 2**64 - 1)
         if dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}")
+        if not isinstance(exact, (bool, np.bool_)):
+            raise TypeError(f"exact must be True or False, got {exact!r}")
         self._dtype = dtype
-        self._state = LinearState({"counters": (self._depth, self._width)}, dtype)
+        # exact mode: the entries, and a state holding only the total and null weights (no counters);
+        # counter mode: no entries, the state holds the counters (kinds with more arrays: _state_shapes)
+        self._exact = ExactStore(dtype == "float64") if exact else None
+        self._state = LinearState({} if exact else {"counters": (self._depth, self._width)}, dtype)
         self._key_domain = None  # "int" / "str" once a non-null key is seen (see key_domain)
         self._version = 0  # bumped on every change; invalidates query caches
         self._cache: dict = {}
@@ -100,18 +115,76 @@ class Sketch:
 
     @property
     def params(self) -> dict:
-        """Constructor arguments: together with the counters they define the sketch."""
-        return {"width": self._width, "depth": self._depth, "seed": self._seed, "dtype": self._dtype}
+        """Constructor arguments: together with the counters (or exact entries) they define the
+        sketch. ``exact=True`` is listed while the sketch is in exact mode."""
+        p = {"width": self._width, "depth": self._depth, "seed": self._seed, "dtype": self._dtype}
+        if self._exact is not None:
+            p["exact"] = True
+        return p
 
     @property
     def counters(self) -> np.ndarray:
-        """A read-only view of the ``depth x width`` counters."""
-        return self._state.view("counters")
+        """A read-only view of the ``depth x width`` counters (in exact mode: the counters it
+        would convert to, computed on demand and not part of :attr:`nbytes`; like a conversion,
+        :class:`CounterOverflowError` if one would not fit in int64)."""
+        return self._counter_state().view("counters")
+
+    # -- exact mode -----------------------------------------------------------
+    @property
+    def exact_mode(self) -> bool:
+        """True while the sketch keeps exact frequencies instead of counters (module docstring)."""
+        return self._exact is not None
+
+    @property
+    def exact_capacity(self) -> int:
+        """Most distinct non-null keys kept in exact mode: ``(S - 12) // 16`` with ``S`` the
+        counter-mode state's bytes at 4 bytes per integer counter, 8 per float counter
+        (:func:`skimsketch.exact_mode.exact_capacity`; docs/format.md)."""
+        n = sum(int(np.prod(shape)) for shape in self._state_shapes().values())
+        return exact_capacity(n, self.float_counters)
+
+    @property
+    def exact_entries(self) -> dict | None:
+        """``{canonical key: exact weight}`` in exact mode, else None."""
+        return None if self._exact is None else self._exact.items()
+
+    def _state_shapes(self) -> dict:
+        """``{array name: shape}`` of the counter-mode state (kinds with more arrays extend it)."""
+        return {"counters": (self._depth, self._width)}
+
+    def _converted(self, store: ExactStore, total, null) -> LinearState:
+        """The counter-mode state of ``store``'s entries with these weights (a new state)."""
+        st = LinearState(self._state_shapes(), self._dtype)
+        delta = converted_delta(self._delta, store.keys, store.wide_weights(), self.float_counters)
+        st.add(delta, total, null, "conversion to counters")
+        return st
+
+    def _counter_state(self) -> LinearState:
+        """The counter-mode state: the sketch's own, or in exact mode the converted one (cached)."""
+        if self._exact is None:
+            return self._state
+        st = self._cache.get("converted")
+        if st is None:
+            st = self._cache["converted"] = self._converted(self._exact, self._total, self._null)
+        return st
+
+    def _set_exact(self, store: ExactStore, d_total, d_null, what: str) -> None:
+        """Adopt ``store`` and add the weights, or convert to counters if ``store`` exceeds the
+        capacity (all or nothing)."""
+        weights = self._state.copy()
+        weights.add({}, d_total, d_null, what)
+        if len(store) > self.exact_capacity:
+            converted = self._converted(store, weights.total, weights.null)
+            self._leaving_exact(store)
+            self._state, self._exact = converted, None
+        else:
+            self._state, self._exact = weights, store
+        self._changed()
 
     # the state as the kinds' estimators read it (never assigned: the state changes only via _apply)
     @property
     def _counters(self) -> np.ndarray:
-        return self._state.array("counters")
+        return self._counter_state().array("counters")
 
     @property
     def _total(self):
@@ -133,12 +206,13 @@ class Sketch:
 
     @property
     def is_empty(self) -> bool:
-        return self._state.is_empty
+        return self._state.is_empty and (self._exact is None or len(self._exact) == 0)
 
     @property
     def nbytes(self) -> int:
-        """Memory of the sketch's state: its counters plus any other structure it keeps."""
-        return self._state.nbytes
+        """Memory of the sketch's state: its counters plus any other structure it keeps (in exact
+        mode: the keys, 8 bytes each, and their weights)."""
+        return self._state.nbytes if self._exact is None else self._exact.nbytes
 
     @property
     def key_domain(self) -> str | None:
@@ -151,8 +225,9 @@ class Sketch:
     @property
     def counter_width(self) -> int:
         """Bytes per counter in memory: integer counters are 4 (int32) until a value needs
-        more, then 8 (widened exactly to int64, reported here); float counters are 8."""
-        return self._state.counter_width
+        more, then 8 (widened exactly to int64, reported here); float counters are 8. In exact
+        mode: the bytes per weight, by the same rule."""
+        return self._state.counter_width if self._exact is None else self._exact.width
 
     @property
     def family(self):
@@ -167,6 +242,7 @@ class Sketch:
             type(other) is type(self)
             and other.params == self.params
             and other._state == self._state
+            and other._exact == self._exact
             and other._key_domain == self._key_domain
         )
 
@@ -174,12 +250,14 @@ class Sketch:
 
     # -- construction helpers -------------------------------------------
     def empty_like(self):
-        """An empty sketch with the same kind, shape, seed and parameters."""
+        """An empty sketch with the same kind, shape, seed and parameters (in exact mode if this
+        sketch is in it)."""
         return type(self)(**self.params)
 
     def copy(self):
         out = self.empty_like()
         out._state = self._state.copy()
+        out._exact = None if self._exact is None else self._exact.copy()
         out._key_domain = self._key_domain
         return out
 
@@ -221,7 +299,17 @@ class Sketch:
                 "holds one key domain (integer and string keys never join); use another sketch or cast the keys"
             )
         self._validate_keys(batch.keys)
-        delta, total = self._batch_delta(batch)
+        total = self._batch_total(batch)
+        # exact mode: the batch's net weight per key, unless the batch surely outgrows the capacity (then
+        # the entries convert and the batch is applied to the counters: the same counters, found faster)
+        exact = self._exact is not None and not self._exact.surely_outgrows(
+            batch.keys, batch.weights, scalar, self.exact_capacity)
+        if exact:
+            ukeys, agg = aggregate(batch.keys, batch.weights, self.float_counters)
+            delta = {"entries": agg}
+        else:
+            with np.errstate(over="ignore", invalid="ignore"):  # float overflow (inf, NaN) is refused by the state
+                delta = self._delta(batch.keys, batch.weights)
         null = batch.null_weight
         if scalar is not None:
             if self.float_counters:
@@ -237,7 +325,16 @@ class Sketch:
                 total, null = total * scalar, null * scalar
         self._key_domain, before = self._key_domain or batch.key_domain, self._key_domain
         try:
-            self._apply(delta, total, null, "update")
+            if exact:
+                self._set_exact(self._exact.plus(ukeys, delta["entries"], "update"), total, null, "update")
+            elif self._exact is not None:
+                st = self._converted(self._exact, self._total, self._null)
+                st.add(delta, total, null, "update")
+                self._leaving_exact(self._exact)
+                self._state, self._exact = st, None
+                self._changed()
+            else:
+                self._apply(delta, total, null, "update")
         except Exception:
             self._key_domain = before
             raise
@@ -248,20 +345,21 @@ class Sketch:
         """Hook run after a batch was applied (``scalar``: its scalar weight, or None): kinds
         that keep state beyond the linear arrays (a key range) record it here."""
 
-    def _batch_delta(self, batch: CanonicalBatch):
-        """({array name: delta}, total weight) of one canonical batch."""
+    def _leaving_exact(self, store: ExactStore) -> None:
+        """Hook run when exact mode converts to counters (``store``: the entries converted)."""
+
+    def _batch_total(self, batch: CanonicalBatch):
+        """Total weight of one canonical batch (integer batches: refused if their absolute weights
+        sum beyond int64, which keeps every per-key and per-counter sum exact)."""
         w = batch.weights
         if w is None:
-            total = len(batch.keys)
-        elif self.float_counters:
+            return len(batch.keys)
+        if self.float_counters:
             with np.errstate(over="ignore"):  # an infinite total is refused by the state, naming the overflow
-                total = float(w.sum())
-        else:
-            if float(np.abs(w).sum(dtype=np.float64)) >= I64.max:
-                raise CounterOverflowError("the batch's weights sum beyond int64; the sketch is unchanged")
-            total = int(w.sum())
-        with np.errstate(over="ignore", invalid="ignore"):  # float overflow (inf, NaN) is refused by the state
-            return self._delta(batch.keys, w), total
+                return float(w.sum())
+        if float(np.abs(w).sum(dtype=np.float64)) >= I64.max:
+            raise CounterOverflowError("the batch's weights sum beyond int64; the sketch is unchanged")
+        return int(w.sum())
 
     def _delta(self, keys: np.ndarray, weights: np.ndarray | None) -> dict:
         """``{state array name: delta}`` of a batch of canonical keys."""
@@ -275,8 +373,11 @@ class Sketch:
     def _changed(self) -> None:
         self._version += 1
         self._cache.clear()
-        if self._key_domain is not None and self._total == 0 and not any(
-                self._state.array(n).any() for n in self._state.names):
+        if self._exact is not None:
+            nothing = len(self._exact) == 0
+        else:
+            nothing = not any(self._state.array(n).any() for n in self._state.names)
+        if self._key_domain is not None and self._total == 0 and nothing:
             self._key_domain = None  # no non-null key left: no key domain (a function of the state)
 
     # -- combining ------------------------------------------------------
@@ -288,28 +389,45 @@ class Sketch:
             raise IncompatibleSketchError("kind", type(self).__name__, type(other).__name__, operation)
         mine, theirs = self.params, other.params
         for field in mine:
-            if field == "dtype" and not same_dtype:
+            if (field == "dtype" and not same_dtype) or field == "exact":  # modes combine (module docstring)
                 continue
-            if mine[field] != theirs[field]:
+            if mine[field] != theirs.get(field):
                 raise IncompatibleSketchError(field, mine[field], theirs[field], operation)
         if None not in (self._key_domain, other._key_domain) and self._key_domain != other._key_domain:
             raise IncompatibleSketchError("key_domain", self._key_domain, other._key_domain, operation)
 
     def merge(self, other):
-        """Add ``other``'s counters into this sketch (the sketch of the union); returns ``self``."""
+        """Add ``other``'s counters into this sketch (the sketch of the union); returns ``self``.
+
+        Exact mode: both exact, the entries add (converting if they outgrow the
+        capacity); otherwise the result is in counter mode."""
         self.check_compatible(other, "merge")
-        self._state.merge(other._state, "merge")
-        self._key_domain = self._key_domain or other._key_domain
-        self._changed()
+        self._combine(other, "merge")
         return self
 
     def subtract(self, other):
         """Subtract ``other``'s counters (the sketch of the difference); returns ``self``."""
         self.check_compatible(other, "subtract")
-        self._state.subtract(other._state, "subtract")
+        self._combine(other, "subtract")
+        return self
+
+    def _combine(self, other, what: str) -> None:
+        """Add (``what == "merge"``) or subtract ``other``'s state, all or nothing."""
+        sign = 1 if what == "merge" else -1
+        if self._exact is not None and other._exact is not None:
+            if sign < 0 and not self.float_counters and I64.min in (other._total, other._null):
+                raise CounterOverflowError(f"{what} would overflow the int64 total weight; the sketch is unchanged")
+            store = self._exact.plus(other._exact.keys, other._exact.wide_weights(), what) if sign > 0 \
+                else self._exact.minus(other._exact, what)
+            self._set_exact(store, sign * other._total, sign * other._null, what)
+        else:
+            st = self._counter_state() if self._exact is None else self._counter_state().copy()
+            (st.merge if sign > 0 else st.subtract)(other._counter_state(), what)
+            if self._exact is not None:
+                self._leaving_exact(self._exact)
+            self._state, self._exact = st, None
         self._key_domain = self._key_domain or other._key_domain
         self._changed()
-        return self
 
     def __add__(self, other):
         return self.copy().merge(other)
@@ -330,9 +448,20 @@ class Sketch:
         """Per-table unbiased estimates of ``F2`` (cached until the sketch changes); read-only."""
         rows = self._cache.get("self_tables")
         if rows is None:
-            rows = self._cache["self_tables"] = self._join_tables(self)
+            if self._exact is not None:  # exact F2 is an unbiased estimate of every table
+                f2 = self._exact.dot(self._exact)
+                rows = np.full(self._depth, float(f2))
+            else:
+                rows = self._join_tables(self)
+            self._cache["self_tables"] = rows
             rows.flags.writeable = False
         return rows
+
+    def _exact_join(self, other) -> Estimate | None:
+        """The exact join size when both sketches are in exact mode, else None."""
+        if self._exact is None or other._exact is None:
+            return None
+        return _exact_estimate(self._exact.dot(other._exact))
 
     def join_size(self, other, confidence: float = 0.95) -> Estimate:
         """Estimated ``sum_v f(v) g(v)``: ``COUNT(*)`` of the equi-join (``SUM`` with weights).
@@ -342,6 +471,9 @@ class Sketch:
         self-join estimates), hence the interval of :mod:`skimsketch.bounds`.
         """
         conf = self._check_join(other, confidence)
+        exact = self._exact_join(other)
+        if exact is not None:
+            return exact
         rows = self._join_tables(other)
         j = float(np.median(rows))
         var = (f2_bound(self.self_join_tables()) * f2_bound(other.self_join_tables()) + j * j) / self._width
@@ -350,6 +482,8 @@ class Sketch:
     def self_join_size(self, confidence: float = 0.95) -> Estimate:
         """Estimated ``F2 = sum_v f(v)^2``; each table's variance is at most ``2 F2^2 / width``."""
         conf = check_confidence(confidence)
+        if self._exact is not None:
+            return _exact_estimate(self._exact.dot(self._exact))
         rows = self.self_join_tables()
         return median_estimate(rows, 2.0 * f2_bound(rows) ** 2 / self._width, conf, self.METHOD)
 
@@ -359,6 +493,8 @@ class Sketch:
         k = canonical_key(key)
         if k is None:
             raise ValueError("the frequency of a null key is not tracked: see null_weight")
+        if self._exact is not None:
+            return _exact_estimate(self._exact.weight_of(k))
         return median_estimate(self._point_tables(k), f2_bound(self.self_join_tables()) / self._width, conf, self.METHOD)
 
     def _check_join(self, other, confidence) -> float:
@@ -375,27 +511,38 @@ class Sketch:
     def _extension(self, counter_width: int) -> bytes:
         return b""
 
+    def _hier_shape(self) -> tuple[int, int]:
+        """(lg, depth) of a prefix hierarchy the exact-mode bytes record; (0, 0) for none."""
+        return 0, 0
+
     def to_bytes(self) -> bytes:
         """Serialise (format of :mod:`skimsketch.format`); ``ss.from_bytes`` reads it back."""
+        exact = self._exact is not None
         head = fmt.Header(
             self.KIND, self._width, self._depth, self._seed, self._domain(), self.float_counters,
             self._kind_param(), self._total, self._null, self.is_empty,
-            counter_width=self._state.narrowest_width(), key_domain=self._key_domain,
+            counter_width=self._exact.narrowest_width() if exact else self._state.narrowest_width(),
+            key_domain=self._key_domain, exact=exact,
         )
         width = head.counter_width
+        if exact:
+            ext = fmt.encode_exact(*self._hier_shape(), self._exact.keys, self._exact.weights, self.float_counters,
+                                   width)
+            return fmt.encode(head, np.zeros(0), ext, width)
         return fmt.encode(head, self._counters, self._extension(width), width)
 
     @classmethod
     def _from_header(cls, head: fmt.Header, ext: bytes):
         """An empty sketch with the decoded parameters (kinds with a domain, a kind
-        parameter or extension state override this)."""
+        parameter or extension state override this); in exact mode if the header says so."""
         if head.domain is not None:
             raise CorruptSketchError(f"a {cls.__name__} cannot have a domain")
         if head.param != 0.0:
             raise CorruptSketchError(f"a {cls.__name__} has no kind parameter")
-        if ext:
+        if ext and not head.exact:
             raise CorruptSketchError(f"a {cls.__name__} has no extension state ({len(ext)} bytes found)")
-        return cls(head.width, head.depth, head.seed, dtype="float64" if head.float_counters else "int64")
+        return cls(head.width, head.depth, head.seed, dtype="float64" if head.float_counters else "int64",
+                   exact=head.exact)
 
     @classmethod
     def _from_parts(cls, head: fmt.Header, counters: np.ndarray, ext: bytes):
@@ -406,6 +553,8 @@ class Sketch:
             if isinstance(e, CorruptSketchError):
                 raise
             raise CorruptSketchError(f"invalid sketch parameters: {e}") from None
+        if head.exact:
+            return sk._load_exact(head, ext)
         arrays = {name: sk._state.array(name) for name in sk._state.names}  # extension arrays, if any
         arrays["counters"] = counters
         sk._state = LinearState.of(arrays, head.total_weight, head.null_weight, head.float_counters)
@@ -415,6 +564,18 @@ class Sketch:
                 f"non-canonical counter width: {head.counter_width}-byte counters whose values need "
                 f"{sk._state.narrowest_width()} bytes (version 2 stores the narrowest width)")
         return sk
+
+    def _load_exact(self, head: fmt.Header, ext: bytes):
+        """This empty exact-mode sketch given the decoded entries (``from_bytes``)."""
+        keys, weights = fmt.decode_exact(ext, head, self._hier_shape(), self.exact_capacity)
+        try:
+            self._validate_keys(keys)
+        except KeyDomainError as e:
+            raise CorruptSketchError(f"exact-mode entry outside the sketch's domain: {e}") from None
+        self._exact = ExactStore(head.float_counters, keys, weights)
+        self._state = LinearState.of({}, head.total_weight, head.null_weight, head.float_counters)
+        self._key_domain = head.key_domain
+        return self
 
     # -- sizing -----------------------------------------------------------
     @classmethod
@@ -439,3 +600,10 @@ class Sketch:
         if not isinstance(sk, cls):
             raise IncompatibleSketchError("kind", cls.__name__, type(sk).__name__, "load")
         return sk
+
+
+def _exact_estimate(value) -> Estimate:
+    """An exact answer: zero-width interval, confidence 1, method "exact"; ``detail["exact"]``
+    keeps the value itself (a Python int for integer sketches, beyond float precision)."""
+    v = float(value)
+    return Estimate(v, v, v, 1.0, "exact", {"exact": value})

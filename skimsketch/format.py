@@ -7,7 +7,7 @@ All fields little-endian::
     0      4    magic b"SKSK"
     4      2    format version (2; version 1 is still read)
     6      1    sketch kind (1 AGMS, 2 hash, 3 skimmed; skimsketch.kinds maps it to a class)
-    7      1    flags: bit0 empty, bit1 has domain, bit2 float counters
+    7      1    flags: bit0 empty, bit1 has domain, bit2 float counters, bit3 exact mode (version 2)
     8      4    width (u32)
     12     4    depth (u32)
     16     8    seed (u64)
@@ -20,7 +20,7 @@ All fields little-endian::
     52     8    null weight  (i64, or f64 with float counters)
     60     4    extension length E (u32; kind-specific extra state)
     64     E    extension
-    64+E   s*depth*width counters, row-major, s = 4 (C=3) or 8 bytes (C=1, 2)
+    64+E   s*depth*width counters, row-major, s = 4 (C=3) or 8 bytes (C=1, 2); none in exact mode
     ...    4    CRC-32 (zlib) of every byte before it
 
 Canonical width (version 2): integer counters are written as int32 when every
@@ -68,6 +68,25 @@ range (``search="range"``, the ``for_bytes`` default) stores that range instead
 ``decode_key_range`` rejects a wrong magic, version, size, reserved bytes, a
 has-range byte other than 0/1, a range with low > high, non-zero bounds without
 a range, a range in a sketch flagged empty, and a range with string keys.
+
+Exact mode (flag bit 3): no counters; the extension holds the exact entries
+(:mod:`skimsketch.exact_mode`), any kind, offsets relative to the extension::
+
+    offset size field
+    0      4    magic b"EXCT"
+    4      1    layout version (1)
+    5      1    hierarchy lg (unbounded skimmed sketch with a hierarchy: 4..24; otherwise 0)
+    6      1    hierarchy depth (unbounded skimmed sketch with a hierarchy: 2..32; otherwise 0;
+                an unbounded skimmed sketch with 0, 0 scans its key range, which in exact
+                mode is the smallest and largest key held)
+    7      1    reserved, zero
+    8      4    n entries (u32)
+    12     8*n  keys, int64, strictly ascending
+    12+8n  s*n  weights, counter type C (narrowest integer width, or float64), none zero
+
+``decode_exact`` checks the layout, order, zeros, canonical width, float
+finiteness, the integer weights' sum against the total weight, and the empty
+flag; the sketch checks the capacity and its key domain.
 """
 
 from __future__ import annotations
@@ -91,8 +110,9 @@ from .hierarchy_shape import (
     TOP_BITS,
 )
 
-__all__ = ["KEY_DOMAINS", "MAGIC", "READ_VERSIONS", "VERSION", "Header", "decode", "decode_hierarchy",
-           "decode_key_range", "encode", "encode_hierarchy", "encode_key_range", "is_key_range", "KEY_RANGE_BYTES", "KEY_RANGE_MAGIC"]
+__all__ = ["KEY_DOMAINS", "MAGIC", "READ_VERSIONS", "VERSION", "Header", "decode", "decode_exact", "decode_hierarchy",
+           "decode_key_range", "encode", "encode_exact", "encode_hierarchy", "encode_key_range", "exact_hier_shape",
+           "is_key_range", "KEY_RANGE_BYTES", "KEY_RANGE_MAGIC"]
 
 MAGIC = b"SKSK"
 VERSION = 2  # what encode writes
@@ -101,7 +121,7 @@ COUNTER_TYPES = {1: np.dtype("<i8"), 2: np.dtype("<f8"), 3: np.dtype("<i4")}  # 
 _INT_TYPE = {4: 3, 8: 1}  # integer counter width in bytes -> counter type
 KEY_DOMAINS = {0: None, 1: "int", 2: "str"}  # unknown (no non-null key yet), integers, strings/bytes
 _I32 = np.iinfo(np.int32)
-FLAG_EMPTY, FLAG_DOMAIN, FLAG_FLOAT = 1, 2, 4
+FLAG_EMPTY, FLAG_DOMAIN, FLAG_FLOAT, FLAG_EXACT = 1, 2, 4, 8
 _HEAD = struct.Struct("<4sHBBIIQQB3sd")  # up to the kind parameter: 44 bytes
 _TAIL = struct.Struct("<8s8sI")  # weights and extension length: 20 bytes
 HEADER_SIZE = _HEAD.size + _TAIL.size  # 64
@@ -124,6 +144,7 @@ class Header:
     counter_width: int = 8  # bytes per counter as stored: 4 or 8 for integers, 8 for floats
     key_domain: str | None = None  # "int", "str" or None (unknown); always None in version 1
     version: int = VERSION  # of the bytes decoded
+    exact: bool = False  # exact mode: entries in the extension, no counters
 
 
 def _scalar_bytes(x, float_counters: bool) -> bytes:
@@ -138,6 +159,7 @@ def counter_type(float_counters: bool, counter_width: int) -> int:
 def encode(h: Header, counters: np.ndarray, extension: bytes = b"", counter_width: int = 8) -> bytes:
     """Version-2 bytes of a sketch; integer counters are written ``counter_width`` (4 or 8) bytes wide."""
     flags = (FLAG_EMPTY if h.empty else 0) | (FLAG_DOMAIN if h.domain else 0) | (FLAG_FLOAT if h.float_counters else 0)
+    flags |= FLAG_EXACT if h.exact else 0
     ctype = counter_type(h.float_counters, counter_width)
     kd = {v: k for k, v in KEY_DOMAINS.items()}[h.key_domain]
     head = _HEAD.pack(MAGIC, VERSION, h.kind, flags, h.width, h.depth, h.seed, h.domain or 0, ctype,
@@ -150,7 +172,7 @@ def encode(h: Header, counters: np.ndarray, extension: bytes = b"", counter_widt
 
 
 def decode(blob) -> tuple[Header, np.ndarray, bytes]:
-    """Parse and validate ``blob`` -> (header, counters (depth, width), extension)."""
+    """Parse and validate ``blob`` -> (header, counters (depth, width); none in exact mode, extension)."""
     if not isinstance(blob, (bytes, bytearray, memoryview)):
         raise CorruptSketchError(f"expected bytes, got {type(blob).__name__}")
     b = bytes(blob)
@@ -164,7 +186,8 @@ def decode(blob) -> tuple[Header, np.ndarray, bytes]:
     if ctype not in COUNTER_TYPES or (version == 1 and ctype == 3):
         raise CorruptSketchError(f"unknown counter type {ctype} in format version {version}")
     kd = reserved[0] if version >= 2 else 0
-    if reserved[1:] != b"\0\0" or (version == 1 and reserved[0]) or flags & ~(FLAG_EMPTY | FLAG_DOMAIN | FLAG_FLOAT):
+    known_flags = FLAG_EMPTY | FLAG_DOMAIN | FLAG_FLOAT | (FLAG_EXACT if version >= 2 else 0)
+    if reserved[1:] != b"\0\0" or (version == 1 and reserved[0]) or flags & ~known_flags:
         raise CorruptSketchError("reserved header bits are set")
     if kd not in KEY_DOMAINS:
         raise CorruptSketchError(f"unknown key domain {kd}")
@@ -179,7 +202,9 @@ def decode(blob) -> tuple[Header, np.ndarray, bytes]:
         raise CorruptSketchError("kind parameter is not finite")
     tw_raw, nw_raw, ext_len = _TAIL.unpack_from(b, _HEAD.size)
     cw = COUNTER_TYPES[ctype].itemsize
-    expected = HEADER_SIZE + ext_len + cw * width * depth + _CRC.size
+    exact = bool(flags & FLAG_EXACT)
+    n_counters = 0 if exact else width * depth
+    expected = HEADER_SIZE + ext_len + cw * n_counters + _CRC.size
     if len(b) != expected:
         raise CorruptSketchError(f"size mismatch: {len(b)} bytes, header implies {expected}")
     (crc,) = _CRC.unpack_from(b, len(b) - _CRC.size)
@@ -190,12 +215,13 @@ def decode(blob) -> tuple[Header, np.ndarray, bytes]:
     if float_counters and not (math.isfinite(total) and math.isfinite(null)):
         raise CorruptSketchError("total or null weight is not finite")
     ext = b[HEADER_SIZE : HEADER_SIZE + ext_len]
-    counters = np.frombuffer(b, COUNTER_TYPES[ctype], width * depth, HEADER_SIZE + ext_len).reshape(depth, width)
+    counters = np.frombuffer(b, COUNTER_TYPES[ctype], n_counters, HEADER_SIZE + ext_len)
+    counters = counters.reshape((0,) if exact else (depth, width))
     counters = counters.astype(counters.dtype.newbyteorder("="), copy=True)
     if float_counters and not np.isfinite(counters).all():
         raise CorruptSketchError("counters contain NaN or infinity")
     head = Header(kind, width, depth, seed, domain or None, float_counters, param, total, null,
-                  bool(flags & FLAG_EMPTY), cw, KEY_DOMAINS[kd], version)
+                  bool(flags & FLAG_EMPTY), cw, KEY_DOMAINS[kd], version, exact)
     if head.empty and (total != 0 or null != 0 or counters.any()):
         raise CorruptSketchError("sketch is flagged empty but has non-zero state")
     return head, counters, ext
@@ -288,3 +314,67 @@ def decode_key_range(ext: bytes, head: Header) -> tuple[int, int] | None:
     if head.key_domain == "str":
         raise CorruptSketchError("a sketch of string keys cannot have an integer key range")
     return low, high
+
+
+# -- exact mode: the entries in the extension (see the module docstring) ------
+EXACT_MAGIC = b"EXCT"
+EXACT_VERSION = 1
+_EXACT_HEAD = struct.Struct("<4sBBBBI")  # 12 bytes
+EXACT_HEADER_BYTES = _EXACT_HEAD.size
+
+
+def encode_exact(hier_lg: int, hier_depth: int, keys: np.ndarray, weights: np.ndarray, float_counters: bool,
+                 counter_width: int) -> bytes:
+    """The extension of a sketch in exact mode; ``hier_lg = hier_depth = 0`` without a hierarchy."""
+    dt = COUNTER_TYPES[counter_type(float_counters, counter_width)]
+    head = _EXACT_HEAD.pack(EXACT_MAGIC, EXACT_VERSION, hier_lg, hier_depth, 0, len(keys))
+    return head + np.ascontiguousarray(keys, dtype="<i8").tobytes() + np.ascontiguousarray(weights, dtype=dt).tobytes()
+
+
+def exact_hier_shape(ext: bytes) -> tuple[int, int]:
+    """(hierarchy lg, hierarchy depth) recorded in an exact-mode extension (0, 0 when none)."""
+    if len(ext) < _EXACT_HEAD.size:
+        raise CorruptSketchError(f"exact-mode extension truncated: {len(ext)} bytes, need at least {_EXACT_HEAD.size}")
+    return ext[5], ext[6]
+
+
+def decode_exact(ext: bytes, head: Header, hier_shape: tuple[int, int], capacity: int) -> tuple[np.ndarray, np.ndarray]:
+    """Parse and validate an exact-mode extension -> (keys int64, weights); ``hier_shape`` is
+    what the sketch of the header expects in bytes 5 and 6, ``capacity`` its most entries."""
+    if len(ext) < _EXACT_HEAD.size:
+        raise CorruptSketchError(f"exact-mode extension truncated: {len(ext)} bytes, need at least {_EXACT_HEAD.size}")
+    magic, version, lg, depth, reserved, n = _EXACT_HEAD.unpack_from(ext, 0)
+    if magic != EXACT_MAGIC:
+        raise CorruptSketchError(f"bad exact-mode extension magic {magic!r}")
+    if version != EXACT_VERSION:
+        raise CorruptSketchError(f"unknown exact-mode extension version {version}")
+    if reserved:
+        raise CorruptSketchError("reserved exact-mode extension byte is set")
+    if (lg, depth) != tuple(hier_shape):
+        raise CorruptSketchError(f"exact-mode hierarchy shape ({lg}, {depth}) does not match the sketch ({hier_shape})")
+    if n > capacity:
+        raise CorruptSketchError(f"{n} exact entries exceed the sketch's capacity of {capacity}")
+    dt = COUNTER_TYPES[counter_type(head.float_counters, head.counter_width)]
+    size = _EXACT_HEAD.size + (8 + dt.itemsize) * n
+    if len(ext) != size:
+        raise CorruptSketchError(f"exact-mode extension size mismatch: {len(ext)} bytes, {n} entries imply {size}")
+    keys = np.frombuffer(ext, "<i8", n, _EXACT_HEAD.size).astype(np.int64)
+    weights = np.frombuffer(ext, dt, n, _EXACT_HEAD.size + 8 * n).astype(dt.newbyteorder("="))
+    if not (keys[1:] > keys[:-1]).all():  # (np.diff would wrap on keys of opposite signs)
+        raise CorruptSketchError("exact-mode keys are not strictly ascending")
+    if (weights == 0).any():
+        raise CorruptSketchError("exact-mode entry with a zero weight")
+    if head.float_counters:
+        if not np.isfinite(weights).all():
+            raise CorruptSketchError("exact-mode weights contain NaN or infinity")
+    else:
+        if dt.itemsize == 8 and n and _I32.min <= int(weights.min()) and int(weights.max()) <= _I32.max:
+            raise CorruptSketchError("non-canonical weight width: int64 weights that all fit in int32")
+        if sum(weights.tolist()) != head.total_weight:
+            raise CorruptSketchError("exact-mode weights do not sum to the total weight")
+    zero = n == 0 and head.total_weight == 0
+    if head.empty != (zero and head.null_weight == 0):
+        raise CorruptSketchError("the empty flag disagrees with the exact-mode state")
+    if head.version >= 2 and (head.key_domain is None) != zero:
+        raise CorruptSketchError("the key domain disagrees with the exact-mode entries")
+    return keys, weights

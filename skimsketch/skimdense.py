@@ -35,7 +35,10 @@ Peeling (:func:`skimdense`), in rounds on the current residual:
    to noise. Accepted keys get the median of their table estimates and are
    subtracted from the residual; keys already dense are re-estimated on the
    new residual (one least-squares refinement step, :func:`_refine`) every
-   round, and twice more at the end.
+   round. After the last round the dense values are the least-squares fit of
+   the counters (:func:`_least_squares`, conjugate gradients): unbiased given
+   the dense set, and exact when the dense keys are all the keys there are
+   (a skim that finds every key answers exactly, up to rounding).
 
 Rounds stop when nothing passes. The result records the last threshold used
 and the *resolution* -- the smallest threshold a further round could use
@@ -71,7 +74,7 @@ __all__ = [
 
 BUDGET = 0.25  # expected absent keys passing one round by chance
 MAX_ROUNDS = 64
-REFINE_SWEEPS = 2  # least-squares refinement steps of the dense values after the last round
+LSQ_ITERATIONS = 50  # conjugate-gradient steps of the final least-squares fit of the dense values
 MAX_SCAN_DOMAIN = 1 << 22  # largest domain a query scans (docs/defaults.md: cost)
 
 
@@ -237,6 +240,36 @@ def _refine(residual, buckets, signs, values) -> None:
     _subtract(residual, buckets, signs, step)
 
 
+def _least_squares(residual, buckets, signs, values, iterations: int) -> None:
+    """Move the dense values to the least-squares fit of the counters (in place; the residual
+    stays ``counters - D``): conjugate gradients on the normal equations (CGLS), at most
+    ``iterations`` steps, stopping once the gradient has shrunk by 10**-6."""
+    if not len(values) or iterations <= 0:
+        return
+    step = np.zeros_like(values)
+    r = residual.copy()
+    g = _estimates(r, buckets, signs).sum(axis=0)  # A^T r
+    d = g.copy()
+    gamma = gamma0 = float(g @ g)
+    w = residual.shape[1]
+    for _ in range(iterations):
+        if gamma <= 1e-12 * gamma0 or gamma == 0.0:
+            break
+        q = np.stack([np.bincount(buckets[p], weights=d * signs[p], minlength=w) for p in range(len(buckets))])
+        qq = float((q * q).sum())
+        if qq == 0.0:
+            break
+        alpha = gamma / qq
+        step += alpha * d
+        r -= alpha * q
+        g = _estimates(r, buckets, signs).sum(axis=0)
+        new = float(g @ g)
+        d = g + (new / gamma) * d
+        gamma = new
+    values += step
+    _subtract(residual, buckets, signs, step)
+
+
 def skimdense(counters: np.ndarray, cand: Candidates, floor, budget: float = BUDGET,
               max_rounds: int = MAX_ROUNDS) -> DenseResult:
     """Peel the dense keys of ``counters`` (depth, width) among ``cand`` (see the module docstring).
@@ -288,8 +321,7 @@ def skimdense(counters: np.ndarray, cand: Candidates, floor, budget: float = BUD
         values[old] = sub_values
     sel = np.flatnonzero(dense)
     vals = values[sel]
-    for _ in range(REFINE_SWEEPS):
-        _refine(residual, cand.buckets[:, sel], cand.signs[:, sel], vals)
+    _least_squares(residual, cand.buckets[:, sel], cand.signs[:, sel], vals, LSQ_ITERATIONS)
     keys = cand.keys[sel]
     order = np.argsort(keys, kind="stable")
     resolution = round_threshold(residual, n - len(sel), budget, 0.0)

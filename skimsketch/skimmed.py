@@ -65,7 +65,8 @@ from .state import LinearState
 __all__ = ["DEFAULT_HIER_DEPTH", "DEFAULT_SKIM_FACTOR", "SkimResult", "SkimmedSketch", "default_hier_width"]
 
 DEFAULT_SKIM_FACTOR = 1.0
-SEARCHES = ("range", "prefix")  # candidate sources of unbounded keys (module docstring)
+SEARCHES = ("range", "prefix")
+ROUNDING = 1e-9  # relative floor of interval half-widths (float64 sums of the dense terms)  # candidate sources of unbounded keys (module docstring)
 # unbounded keys: prefix hierarchy shape (see skimsketch.hierarchy and docs/unbounded.md)
 DEFAULT_HIER_DEPTH = 4
 HIER_WIDTH_DIVISOR = 8  # default hierarchy width: the power of two <= width / HIER_WIDTH_DIVISOR
@@ -79,6 +80,11 @@ def default_hier_width(width: int) -> int:
     (128, 16)
     """
     return 1 << max(MIN_LG, min(MAX_LG, (max(1, width // HIER_WIDTH_DIVISOR)).bit_length() - 1))
+
+
+def _entries_range(keys: np.ndarray) -> tuple[int, int] | None:
+    """(smallest, largest) of exact-mode keys (ascending), or None."""
+    return (int(keys[0]), int(keys[-1])) if len(keys) else None
 
 
 class SkimResult:
@@ -127,7 +133,8 @@ class SkimmedSketch(HashSketch):
 
     def __init__(self, width: int, depth: int, seed: int = 0, domain: int | None = None,
                  dtype: str = "int64", skim_factor: float = DEFAULT_SKIM_FACTOR,
-                 hier_width: int | None = None, hier_depth: int | None = None, search: str | None = None):
+                 hier_width: int | None = None, hier_depth: int | None = None, search: str | None = None,
+                 exact: bool = False):
         if domain is not None and (
             isinstance(domain, bool) or not isinstance(domain, (int, np.integer)) or not 1 <= domain < 2**63
         ):
@@ -151,7 +158,7 @@ class SkimmedSketch(HashSketch):
             raise ValueError(f"search must be one of {SEARCHES} (or None), got {search!r}")
         if search == "range" and (hier_width is not None or hier_depth is not None):
             raise ValueError("hier_width and hier_depth only apply to search='prefix'")
-        super().__init__(width, depth, seed, dtype)
+        super().__init__(width, depth, seed, dtype, exact)
         self._domain_size = None if domain is None else int(domain)
         self._skim_factor = float(skim_factor)
         self._search = None if domain is not None else (search or "prefix")
@@ -169,8 +176,8 @@ class SkimmedSketch(HashSketch):
                 raise ValueError(f"hier_depth must be an int in [{MIN_HIER_DEPTH}, {MAX_HIER_DEPTH}], got {hd!r}")
             self._hier_lg = int(hw).bit_length() - 1
             self._hier_depth = int(hd)
-            self._state = LinearState({"counters": (self._depth, self._width),
-                                       "hierarchy": (LEVELS, self._hier_depth, 1 << self._hier_lg)}, self._dtype)
+            if self._exact is None:
+                self._state = LinearState(self._state_shapes(), self._dtype)
 
     @property
     def domain(self) -> int | None:
@@ -190,21 +197,27 @@ class SkimmedSketch(HashSketch):
     @property
     def key_range(self) -> tuple[int, int] | None:
         """``search="range"``: the smallest and largest integer key inserted (deleted keys
-        included; ``None`` with no integer key, and again once the sketch is all zero)."""
+        included; ``None`` with no integer key, and again once the sketch is all zero). In exact
+        mode: the smallest and largest key held (the entries are the state)."""
+        if self._exact is not None:
+            if self._search != "range" or self._key_domain != "int" or not len(self._exact):
+                return None
+            return _entries_range(self._exact.keys)
         return self._key_range
 
     @property
     def hier_width(self) -> int | None:
-        return None if self._hier is None else 1 << self._hier_lg
+        return None if self._search != "prefix" else 1 << self._hier_lg
 
     @property
     def hier_depth(self) -> int | None:
-        return None if self._hier is None else self._hier_depth
+        return None if self._search != "prefix" else self._hier_depth
 
     @property
     def hierarchy_counters(self) -> np.ndarray | None:
-        """Read-only (6, hier_depth, hier_width) prefix-level counters (``None`` with a domain)."""
-        return None if self._hier is None else self._state.view("hierarchy")
+        """Read-only (6, hier_depth, hier_width) prefix-level counters (``None`` with a domain; in
+        exact mode the counters it would convert to)."""
+        return None if self._search != "prefix" else self._counter_state().view("hierarchy")
 
     @property
     def skim_factor(self) -> float:
@@ -215,7 +228,7 @@ class SkimmedSketch(HashSketch):
         p = dict(super().params, domain=self._domain_size, skim_factor=self._skim_factor)
         if self._search is not None:
             p["search"] = self._search  # before the hierarchy's fields: a mismatch names "search"
-        if self._hier is not None:
+        if self._search == "prefix":
             p.update(hier_width=1 << self._hier_lg, hier_depth=self._hier_depth)
         return p
 
@@ -231,8 +244,9 @@ class SkimmedSketch(HashSketch):
 
     @property
     def nbytes(self) -> int:
-        """Memory of the state: the counters (and hierarchy), plus 16 bytes of key range."""
-        return super().nbytes + (16 if self._search == "range" else 0)
+        """Memory of the state: the counters (and hierarchy), plus 16 bytes of key range (in exact
+        mode: the entries, whose keys give the range)."""
+        return super().nbytes + (16 if self._search == "range" and self._exact is None else 0)
 
     def copy(self):
         out = super().copy()
@@ -242,28 +256,38 @@ class SkimmedSketch(HashSketch):
     __copy__ = copy
 
     def __eq__(self, other) -> bool:
-        return super().__eq__(other) and other._key_range == self._key_range
+        return super().__eq__(other) and other.key_range == self.key_range
 
     __hash__ = None
 
     def merge(self, other):
         super().merge(other)
-        self._union_range(other._key_range)
+        self._union_range(other.key_range)
         return self
 
     def subtract(self, other):
         super().subtract(other)
-        self._union_range(other._key_range)
+        self._union_range(other.key_range)
         return self
 
     # -- state beyond the main counters: the hierarchy, or the key range -------
+    def _state_shapes(self) -> dict:
+        shapes = super()._state_shapes()
+        if self._search == "prefix":
+            shapes["hierarchy"] = (LEVELS, self._hier_depth, 1 << self._hier_lg)
+        return shapes
+
+    def _hier_shape(self) -> tuple[int, int]:
+        """(lg, depth) of the prefix hierarchy for exact-mode bytes; (0, 0) with a domain or a key range."""
+        return (self._hier_lg, self._hier_depth) if self._search == "prefix" else (0, 0)
+
     @property
     def _hier(self) -> np.ndarray | None:
-        return self._state.array("hierarchy") if self._search == "prefix" else None
+        return self._counter_state().array("hierarchy") if self._search == "prefix" else None
 
     def _union_range(self, other) -> None:
         """Widen the key range to cover ``other`` (a range or None); none while the state is zero."""
-        if self._search != "range":
+        if self._search != "range" or self._exact is not None:  # exact mode: the entries give the range
             return
         mine = self._key_range
         if other is not None:
@@ -271,10 +295,14 @@ class SkimmedSketch(HashSketch):
         self._key_range = mine if self._key_domain == "int" else None
 
     def _observed(self, batch, scalar) -> None:
-        if self._search != "range" or batch.key_domain != "int" or scalar == 0:
+        if self._search != "range" or self._exact is not None or batch.key_domain != "int" or scalar == 0:
             return
         keys = batch.keys if batch.weights is None else batch.keys[batch.weights != 0]
         self._union_range((int(keys.min()), int(keys.max())) if len(keys) else None)
+
+    def _leaving_exact(self, store) -> None:
+        if self._search == "range":
+            self._key_range = _entries_range(store.keys) if self._key_domain == "int" else None
 
     def _changed(self) -> None:
         super()._changed()
@@ -283,7 +311,7 @@ class SkimmedSketch(HashSketch):
 
     def _delta(self, keys, weights):
         delta = super()._delta(keys, weights)
-        if self._hier is not None:
+        if self._search == "prefix":
             delta["hierarchy"] = hierarchy(self._seed, self._hier_lg, self._hier_depth).delta(
                 keys, weights, self.float_counters)
         return delta
@@ -304,7 +332,7 @@ class SkimmedSketch(HashSketch):
     def _extension(self, counter_width: int) -> bytes:
         if self._search == "range":
             return fmt.encode_key_range(self._key_range)
-        if self._hier is None:
+        if self._search is None:
             return b""
         return fmt.encode_hierarchy(self._hier_lg, self._hier_depth, self._hier, self.float_counters, counter_width)
 
@@ -312,9 +340,19 @@ class SkimmedSketch(HashSketch):
     def _from_header(cls, head, ext):
         dtype = "float64" if head.float_counters else "int64"
         if head.domain is not None:
-            if ext:
+            if ext and not head.exact:
                 raise CorruptSketchError(f"a skimmed sketch with a domain has no extension, found {len(ext)} bytes")
-            return cls(head.width, head.depth, head.seed, domain=head.domain, dtype=dtype, skim_factor=head.param)
+            return cls(head.width, head.depth, head.seed, domain=head.domain, dtype=dtype, skim_factor=head.param,
+                       exact=head.exact)
+        if head.exact:  # the hierarchy's shape only (the entries are the sketch's to read); (0, 0): a key range
+            lg, hd = fmt.exact_hier_shape(ext)
+            if (lg, hd) == (0, 0):
+                return cls(head.width, head.depth, head.seed, dtype=dtype, skim_factor=head.param, search="range",
+                           exact=True)
+            if not (MIN_LG <= lg <= MAX_LG and MIN_HIER_DEPTH <= hd <= MAX_HIER_DEPTH):
+                raise CorruptSketchError(f"exact-mode hierarchy shape {hd}x2**{lg} out of range")
+            return cls(head.width, head.depth, head.seed, dtype=dtype, skim_factor=head.param,
+                       hier_width=1 << lg, hier_depth=hd, exact=True)
         if fmt.is_key_range(ext):
             key_range = fmt.decode_key_range(ext, head)
             if (key_range is not None) != (head.key_domain == "int"):
@@ -333,6 +371,11 @@ class SkimmedSketch(HashSketch):
     def for_bytes(cls, nbytes: int, seed: int = 0, depth: int | None = None, domain: int | None = None, **params):
         """The default-shaped sketch whose state and serialised form fit in ``nbytes`` bytes.
 
+        It starts in exact mode (``exact=False`` to start with counters): while
+        the distinct keys fit :attr:`exact_capacity` (about ``nbytes / 16``) it
+        keeps and answers their exact frequencies, then converts to counters
+        for good (docs/format.md, "Exact mode"); either way within ``nbytes``.
+
         With a domain: the counters as for every sketch. Without: by default
         (``search="range"``) the counters and the 24-byte key range, so integer
         keys spanning up to ``2**22`` values are skimmed as well as with a
@@ -343,6 +386,7 @@ class SkimmedSketch(HashSketch):
         least 16), the main counters the rest; ``nbytes`` must leave room for
         at least one main counter per table.
         """
+        params.setdefault("exact", True)
         if domain is not None:
             return super().for_bytes(nbytes, seed, depth, domain=domain, **params)
         cb = counter_bytes(params.get("dtype"))
@@ -393,7 +437,7 @@ class SkimmedSketch(HashSketch):
     def scans_keys(self) -> bool:
         """Whether SKIMDENSE has candidates: a domain, a prefix hierarchy, or a key range of at
         most ``MAX_SCAN_DOMAIN`` keys (else the sketch answers as a hash sketch)."""
-        if self._search != "range":
+        if self._search != "range" or self._exact is not None:  # exact mode: every key is known
             return True
         kr = self._key_range
         if kr is None:
@@ -433,11 +477,19 @@ class SkimmedSketch(HashSketch):
         return self.skim().threshold
 
     def skim(self) -> SkimResult:
-        """Run SKIMDENSE (module :mod:`skimsketch.skimdense`; cached until the sketch changes)."""
+        """Run SKIMDENSE (module :mod:`skimsketch.skimdense`; cached until the sketch changes).
+
+        In exact mode every key is dense and known exactly: the result lists all
+        entries, with a zero residual, threshold and resolution 0."""
         res = self._cache.get("skim")
         if res is None:
-            res = self._cache["skim"] = self._skim_at(self._floor)
+            res = self._cache["skim"] = self._skim_at(self._floor) if self._exact is None else self._exact_skim()
         return res
+
+    def _exact_skim(self) -> SkimResult:
+        counters = self._counters.astype(np.float64)
+        keys, values = self._exact.keys.copy(), self._exact.wide_weights().astype(np.float64)
+        return SkimResult(keys, values, np.zeros_like(counters), counters, 0.0, 0, self._depth, 0.0, len(keys))
 
     def heavy_hitters(self, threshold: float | None = None) -> dict:
         """Keys whose estimated ``|frequency|`` is at least ``threshold`` -> {canonical key: estimate}.
@@ -449,6 +501,8 @@ class SkimmedSketch(HashSketch):
         prefix search's capacity for unbounded keys) a ``ValueError`` names
         that smallest threshold instead of returning a partial answer. Keys
         are canonical int64 keys (a str/bytes key as its ``ss.canonical_key``).
+        In exact mode the answer is exact: every key (``threshold=None``) or
+        every key with ``|weight| >= threshold``, with its exact weight.
 
         >>> import skimsketch as ss
         >>> s = ss.SkimmedSketch(256, 5, seed=1).update(["a"] * 500 + ["b"] * 300 + [f"k{i}" for i in range(200)])
@@ -463,6 +517,8 @@ class SkimmedSketch(HashSketch):
                 f"{MAX_SCAN_DOMAIN}): build it with search='prefix' (a prefix hierarchy) or a domain to find heavy "
                 "keys, or ask frequency(key) for a key you know")
         if threshold is None:
+            if self._exact is not None:
+                return self._exact.items()
             res = self.skim()
             return dict(zip(res.keys.tolist(), res.values.tolist()))
         if isinstance(threshold, (bool, np.bool_)) or not isinstance(threshold, (int, float, np.integer, np.floating)):
@@ -470,6 +526,8 @@ class SkimmedSketch(HashSketch):
         t = float(threshold)
         if not (math.isfinite(t) and t > 0):
             raise ValueError(f"threshold must be a positive finite number, got {threshold!r}")
+        if self._exact is not None:  # every key, exactly
+            return {k: w for k, w in self._exact.items().items() if abs(w) >= t}
         res = self._cache.get(("skim", t))
         if res is None:
             res = self._cache[("skim", t)] = self._skim_at(t)
@@ -494,6 +552,9 @@ class SkimmedSketch(HashSketch):
         conf = self._check_join(other, confidence)
         if bound not in BOUNDS:
             raise ValueError(f"bound must be one of {BOUNDS}, got {bound!r}")
+        exact = self._exact_join(other)
+        if exact is not None:
+            return exact
         a, b = self.skim(), other.skim()
         common, ia, ib = np.intersect1d(a.keys, b.keys, assume_unique=True, return_indices=True)
         dense_dense = float(np.dot(a.values[ia], b.values[ib]))
@@ -513,7 +574,9 @@ class SkimmedSketch(HashSketch):
         # (F2(x) F2(y) + (x·y)^2) / width; the terms are correlated, so their deviations add
         sd = sum(math.sqrt((x * y + m * m) / self._width) for (x, y), m in zip(pairs, means))
         k = normal_median_k(self._depth, conf) if bound == "normal" else chebyshev_k(self._depth, conf)
-        half = k * sd
+        # floating-point floor: a skim that explains every counter leaves sd ~ 0, and the value
+        # still carries the rounding of sums over thousands of dense keys
+        half = k * sd + ROUNDING * (abs(dense_dense) + float(np.abs(terms).sum(axis=0).max()))
         return Estimate(
             value, value - half, value + half, conf, self.METHOD,
             {

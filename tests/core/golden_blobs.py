@@ -48,14 +48,25 @@ BUILDERS = {
         list(_keys(300, 8) - 40) + [None]),
     "skimmed_range_strings_empty": lambda: ss.SkimmedSketch(32, 3, seed=24, search="range").update(["a", "b"]).update(
         ["a", "b"], weights=-1),
+    # exact mode (format version 2 on): entries instead of counters
+    "exact_skimmed_bounded": lambda: ss.SkimmedSketch(32, 3, seed=23, domain=1000, exact=True).update(_keys(40, 8)),
+    "exact_skimmed_unbounded_strings_deletes": lambda: ss.SkimmedSketch(
+        32, 3, seed=24, hier_width=16, hier_depth=2, exact=True).update(
+        ["x", "y", None, "x", "zz", "w"], weights=[3, 1, 2, -3, 4, -(2**31)]),
+    "exact_skimmed_range": lambda: ss.SkimmedSketch(32, 3, seed=28, search="range", exact=True).update(
+        [5, 9, 9, -2, None]),
+    "exact_hash_wide": lambda: ss.HashSketch(16, 3, seed=25, exact=True).update([7, -3, 2**62], weights=[2**40, -5, 1]),
+    "exact_hash_float": lambda: ss.HashSketch(16, 3, seed=26, dtype="float64", exact=True).update(
+        [1, 2, 1, 9], weights=[0.5, -1.25, 2.0, 1e300]),
+    "exact_agms_empty": lambda: ss.AGMSSketch(4, 2, seed=27, exact=True).update([None], weights=3),
 }
 # the first format version that could write each builder's sketch (default: 1)
-SINCE = {"skimmed_range": 2, "skimmed_range_strings_empty": 2}
+FIRST_VERSION = {name: 2 for name in BUILDERS if name.startswith(("exact_", "skimmed_range"))}
 
 
-def names_for(version: int) -> list:
-    """The builders whose sketches format ``version`` can hold."""
-    return sorted(n for n in BUILDERS if SINCE.get(n, 1) <= version)
+def names(version: int) -> list:
+    """The builders whose blobs format version ``version`` has."""
+    return sorted(n for n in BUILDERS if FIRST_VERSION.get(n, 1) <= version)
 
 
 def golden_path(name: str, version: int = 1) -> Path:
@@ -64,7 +75,7 @@ def golden_path(name: str, version: int = 1) -> Path:
 
 def main() -> None:
     GOLDEN_DIR.mkdir(exist_ok=True)
-    for name in names_for(VERSION):
+    for name in names(VERSION):
         build = BUILDERS[name]
         path = golden_path(name, VERSION)
         if path.exists():  # golden files are never rewritten

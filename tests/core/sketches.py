@@ -17,8 +17,23 @@ FACTORIES = {
     "skimmed_unbounded": lambda width=64, depth=5, seed=5, **kw: ss.SkimmedSketch(width, depth, seed, **kw),
     # unbounded keys found by a scan of the inserted integer key range (the for_bytes default)
     "skimmed_range": lambda width=64, depth=5, seed=5, **kw: ss.SkimmedSketch(width, depth, seed, search="range", **kw),
+    # exact mode (skimsketch.exact_mode): exact frequencies until the distinct keys outgrow the capacity
+    # (width 512 x depth 5: 639 keys, 1023 with the unbounded sketch's hierarchy; AGMS 64 x 3: 47)
+    "agms_exact": lambda width=64, depth=3, seed=5, **kw: ss.AGMSSketch(width, depth, seed, exact=True, **kw),
+    "hash_exact": lambda width=512, depth=5, seed=5, **kw: ss.HashSketch(width, depth, seed, exact=True, **kw),
+    "skimmed_exact": lambda width=512, depth=5, seed=5, **kw: ss.SkimmedSketch(width, depth, seed, domain=DOMAIN,
+                                                                             exact=True, **kw),
+    "skimmed_unbounded_exact": lambda width=512, depth=5, seed=5, **kw: ss.SkimmedSketch(width, depth, seed,
+                                                                                       exact=True, **kw),
+    "skimmed_range_exact": lambda width=512, depth=5, seed=5, **kw: ss.SkimmedSketch(width, depth, seed, search="range",
+                                                                                    exact=True, **kw),
 }
 KINDS = sorted(FACTORIES)
+
+
+def base_kind(kind: str) -> str:
+    """The counter-mode factory a kind's sketches share a class and shape rules with."""
+    return kind.removesuffix("_exact")
 
 
 def keys(n=2000, seed=0, m=DOMAIN):

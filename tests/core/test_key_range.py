@@ -17,7 +17,7 @@ def zipf_keys(n, m, z, seed):
 
 def test_for_bytes_default_scans_the_key_range_within_budget():
     for nb in (4096, 16384, 65536):
-        s = ss.SkimmedSketch.for_bytes(nb, seed=1)
+        s = ss.SkimmedSketch.for_bytes(nb, seed=1, exact=False)
         assert s.search == "range" and s.hier_width is None and s.key_range is None
         s.update(zipf_keys(5000, 1000, 1.2, 0))
         assert s.nbytes <= nb and len(s.to_bytes()) <= nb < len(s.to_bytes()) + 4 * s.depth
@@ -122,3 +122,22 @@ def test_search_parameter_is_checked_and_part_of_compatibility():
         with pytest.raises(ss.IncompatibleSketchError) as e:
             a.copy().merge(b)
         assert e.value.field == "search"
+
+
+def test_exact_mode_range_is_the_entries_and_conversion_keeps_it():
+    s = ss.SkimmedSketch.for_bytes(4096, seed=3)
+    assert s.exact_mode and s.search == "range"
+    s.update([10, 20, 30]).update([10], weights=-1)
+    assert s.key_range == (20, 30)  # exact mode: the keys held
+    back = ss.from_bytes(s.to_bytes())
+    assert back == s and back.key_range == (20, 30) and back.search == "range"
+    cap = s.exact_capacity
+    big = np.arange(100, 100 + cap + 5)
+    converted = s.copy().update(big)
+    assert not converted.exact_mode and converted.key_range == (20, int(big[-1]))
+    # insert-only: the converted sketch is byte-identical to a counter-mode build of the same data
+    plain = ss.SkimmedSketch.for_bytes(4096, seed=3, exact=False).update([20, 30]).update(big)
+    assert converted.to_bytes() == plain.to_bytes()
+    # a counter-mode sketch merged into an exact one: counters, ranges united
+    m = ss.SkimmedSketch.for_bytes(4096, seed=3).update([-7]).merge(plain)
+    assert not m.exact_mode and m.key_range == (-7, int(big[-1]))

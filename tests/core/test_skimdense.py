@@ -132,3 +132,23 @@ def test_round_threshold_controls_chance_passes():
     t3 = {r: t for t, r in rules}[3]
     share = (np.abs(counters) >= t3).mean(axis=1) / 2
     assert (1 << 18) * 2 * np.prod(share) <= 0.25 / 2
+
+
+def test_a_skim_that_finds_every_key_answers_exactly_and_its_interval_covers():
+    """The dense values are the least-squares fit of the counters: when the dense keys are all the
+    keys (few distinct keys, a wide sketch), the fit is exact and so is the join size."""
+    rng = np.random.default_rng(11)
+    m = 2000
+    for seed in range(4):
+        f = rng.integers(40, 100, m)
+        g = rng.integers(40, 100, m)
+        keys = np.arange(m)
+        s = ss.SkimmedSketch(3000, 5, seed=seed, domain=m)
+        a, b = s.copy().update(keys, weights=f), s.copy().update(keys, weights=g)
+        exact = float(f @ g)
+        e = a.join_size(b)
+        assert len(a.skim().keys) == m
+        assert abs(e.value - exact) <= 1e-9 * exact, (seed, e.value, exact)
+        assert e.low <= exact <= e.high
+        hh = a.heavy_hitters()
+        assert all(round(hh[k]) == f[k] for k in range(m)) and max(abs(hh[k] - f[k]) for k in range(m)) < 1e-3

@@ -114,7 +114,7 @@ def test_int_keys_come_back_as_themselves():
 def test_heavy_string_keys_found_and_deletes_remove_them(seed):
     rng = np.random.default_rng(seed)
     keys = skewed_strings(rng)
-    sk = ss.SkimmedSketch.for_bytes(65536, seed=seed, search="prefix").update(keys)
+    sk = ss.SkimmedSketch.for_bytes(65536, seed=seed, search="prefix", exact=False).update(keys)
     t = sk.threshold()
     names, counts = np.unique(np.array(keys, dtype=object).astype(str), return_counts=True)
     true = {ss.canonical_key(str(nm)): int(c) for nm, c in zip(names, counts)}
@@ -158,7 +158,7 @@ def _errors(make_f, reps, size):
         rng = np.random.default_rng(500 + rep)
         f, g, exact = make_f(rng)
         h = ss.HashSketch.for_bytes(size, seed=rep)
-        u = ss.SkimmedSketch.for_bytes(size, seed=rep, search="prefix")
+        u = ss.SkimmedSketch.for_bytes(size, seed=rep, search="prefix", exact=False)
         assert budget_bytes(u) <= size and budget_bytes(h) <= size
         out["hash"].append(paper_error(exact, h.copy().update(f).join_size(h.copy().update(g)).value))
         out["unbounded"].append(paper_error(exact, u.copy().update(f).join_size(u.copy().update(g)).value))
@@ -196,7 +196,7 @@ def test_ids_heavy_keys_found_and_search_cost_bounded(z):
     pool = np.random.default_rng(3).integers(-(2**63), 2**63 - 1, 50_000, dtype=np.int64)
     rng = np.random.default_rng(4)
     f = id_stream(rng, pool, n=100_000, z=z)
-    sk = ss.SkimmedSketch.for_bytes(65536, seed=9, search="prefix").update(f)
+    sk = ss.SkimmedSketch.for_bytes(65536, seed=9, search="prefix", exact=False).update(f)
     res = sk.skim()
     uk, uc = np.unique(f, return_counts=True)
     order = np.argsort(-uc)
@@ -264,7 +264,7 @@ def test_bad_heavy_hitter_threshold_rejected(bad):
 
 def test_for_bytes_budget_and_rejects():
     for nb in (4096, 16384, 65536, 1 << 20):
-        s = ss.SkimmedSketch.for_bytes(nb, seed=1, search="prefix")
+        s = ss.SkimmedSketch.for_bytes(nb, seed=1, search="prefix", exact=False)
         size = len(s.update(["a", "b"]).to_bytes())  # 80-byte frame + hierarchy + counters, at 4 bytes each
         assert size == 80 + budget_bytes(s) and s.nbytes == budget_bytes(s), (nb, s.params)
         assert size <= nb < size + COUNTER_BYTES * s.depth and s.hier_width >= 16, (nb, s.params)
@@ -354,7 +354,7 @@ def test_slow_larger_streams_recall_and_floor(heavy_share):
         f = skewed_strings(rng, (heavy[:12], light), heavy_share, n=500_000)
         g = skewed_strings(rng, (heavy[6:18], light), heavy_share, n=500_000)
         exact = ss.exact_join_size(f, g)
-        u = ss.SkimmedSketch.for_bytes(65536, seed=seed, search="prefix")
+        u = ss.SkimmedSketch.for_bytes(65536, seed=seed, search="prefix", exact=False)
         h = ss.HashSketch(u.width, u.depth, seed)
         fu = u.copy().update(f)
         names, counts = np.unique(np.array(f, dtype=object).astype(str), return_counts=True)

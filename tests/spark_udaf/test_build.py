@@ -237,3 +237,32 @@ def test_decimal_weights_follow_the_core_rule(spark):
     ints = df.selectExpr("k", "CAST(w * 100 AS DECIMAL(12,0)) AS w")
     got = spark_udaf.sketch_column(ints, "k", ss.HashSketch(64, 3, seed=1), weight="w")
     assert got.to_bytes() == ss.HashSketch(64, 3, seed=1).update([1, 2], weights=[438, 199]).to_bytes()
+
+
+# exact mode (docs/format.md): for_bytes templates start exact; ~500 distinct keys fit 16 KB, not 4 KB
+EXACT_TEMPLATES = [
+    lambda: ss.SkimmedSketch.for_bytes(16384, seed=4),
+    lambda: ss.SkimmedSketch.for_bytes(4096, seed=4, domain=500),
+]
+
+
+@pytest.mark.parametrize("make", EXACT_TEMPLATES, ids=["stays-exact", "converts"])
+@pytest.mark.parametrize("partitions,merge", [(1, "driver"), (3, "driver"), (8, "tree")])
+def test_exact_mode_partials_insert_only_are_byte_identical(frame, make, partitions, merge):
+    pdf, df = frame
+    w = pdf["w"].abs().to_numpy()
+    expected = make().update(pdf["k"], weights=w)
+    assert expected.exact_mode == (make().exact_capacity >= 500)
+    got = spark_udaf.sketch_column(df.selectExpr("*", "abs(w) AS a").repartition(partitions), "k", make(), weight="a",
+                                   merge=merge)
+    assert got.exact_mode == expected.exact_mode and got.to_bytes() == expected.to_bytes()
+
+
+@pytest.mark.parametrize("make", EXACT_TEMPLATES, ids=["stays-exact", "converts"])
+def test_exact_mode_partials_with_deletes_hold_the_same_data(frame, make):
+    pdf, df = frame
+    expected = make().update(pdf["k"], weights=pdf["w"].to_numpy())
+    got = spark_udaf.sketch_column(df.repartition(5), "k", make(), weight="w")
+    assert np.array_equal(got.counters, expected.counters) and got.total_weight == expected.total_weight
+    if got.exact_mode == expected.exact_mode:
+        assert got.to_bytes() == expected.to_bytes()
