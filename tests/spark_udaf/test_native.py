@@ -72,6 +72,8 @@ def test_sql_sketches_are_byte_identical_to_the_core(nspark, partitions):
     got = df.selectExpr(*exprs).collect()[0]
     for name, blob, want in zip(got.asDict(), got, expected):
         assert bytes(blob) == want, name
+    # both modes of the default sketch: exact entries (16 KB) and converted to counters (4 KB, ~500 keys)
+    assert ss.from_bytes(expected[-2]).exact_mode and not ss.from_bytes(expected[0]).exact_mode
 
 
 def test_partial_aggregation_beside_builtins_and_group_by(nspark):

@@ -64,32 +64,45 @@ public final class SelfTest {
                 "bytes of HashSketch(64, 3, 7).update(['a', b'b'])");
         check(java.util.Arrays.equals(SketchState.fromBytes(strs.toBytes()).toBytes(), strs.toBytes()),
                 "bytes -> state -> bytes");
-        Spec range = Spec.forBytes("self-test", 16384, 0, false);
-        check(range.width == 814 && range.depth == 5 && range.range, "shape of SkimmedSketch.for_bytes(16384)");
-        SketchState rs = new SketchState(range);
+        Spec exact = Spec.forBytes("self-test", 16384, 0, false);
+        check(exact.width == 814 && exact.depth == 5 && exact.range && exact.exact && exact.capacity() == 1016,
+                "shape of SkimmedSketch.for_bytes(16384)");
         long[] rkeys = {1, 2, 3, -5, 1L << 40, 7};
-        for (int i = 0; i < rkeys.length; i++) {
-            rs.add(rkeys[i], SketchState.KEY_INT, i < 5 ? 1L : 0L);
+        String[] pins = {"64f33cafc8c28e1ff6465b1776217327f067e24d6698534555e7cf1b16a9fe0b",
+            "f4235ceac437d7eb993510f6361af72b6949b742eaa91167d3d4262354e01527"};
+        for (int mode = 0; mode < 2; mode++) {
+            SketchState rs = new SketchState(mode == 0 ? exact : new Spec(exact.kind, exact.width, exact.depth,
+                    exact.seed, 0, 1.0, 0, 0, false, true, false));
+            for (int i = 0; i < rkeys.length; i++) {
+                rs.add(rkeys[i], SketchState.KEY_INT, i < 5 ? 1L : 0L);
+            }
+            String what = "SkimmedSketch.for_bytes(16384" + (mode == 0 ? "" : ", exact=False")
+                    + ").update([1, 2, 3, -5, 2**40, 7], weights=[1]*5 + [0])";
+            check(sha256(rs.toBytes()).equals(pins[mode]), "bytes of " + what);
+            check(java.util.Arrays.equals(SketchState.fromBytes(rs.toBytes()).toBytes(), rs.toBytes()),
+                    "bytes -> state -> bytes of " + what);
         }
-        check(sha256(rs.toBytes()).equals("f4235ceac437d7eb993510f6361af72b6949b742eaa91167d3d4262354e01527"),
-                "bytes of SkimmedSketch.for_bytes(16384).update([1, 2, 3, -5, 2**40, 7], weights=[1]*5 + [0])");
-        check(java.util.Arrays.equals(SketchState.fromBytes(rs.toBytes()).toBytes(), rs.toBytes()),
-                "key-range bytes -> state -> bytes");
+        SketchState conv = new SketchState(Spec.forBytes("self-test", 1024, 0, false));
+        for (long k = 0; k < 100; k++) {
+            conv.add(k, SketchState.KEY_INT, 1L);
+        }
+        check(sha256(conv.toBytes()).equals("bb534bea485f5e6a07783f72a95959e34cc5b8144b69a928566d4496b4d3c681"),
+                "bytes of SkimmedSketch.for_bytes(1024).update(range(100)) (exact mode converted to counters)");
         Spec dflt = Spec.forBytesPrefix("self-test", 16384, 0, false);
         check(dflt.width == 508 && dflt.depth == 5 && dflt.hierLg == 6 && dflt.hierDepth == 4,
-                "shape of SkimmedSketch.for_bytes(16384, search='prefix')");
+                "shape of SkimmedSketch.for_bytes(16384, search='prefix', exact=False)");
         SketchState sk = new SketchState(dflt);
         for (long k : new long[] {1, 2, 3, -5, 1L << 40}) {
             sk.add(k, SketchState.KEY_INT, 1L);
         }
         check(sha256(sk.toBytes()).equals("4519087ffdd7b34628a58a561e3f49d434e3d6941d05a81c35e44ed16e712474"),
-                "bytes of SkimmedSketch.for_bytes(16384, search='prefix').update([1, 2, 3, -5, 2**40])");
+                "bytes of SkimmedSketch.for_bytes(16384, search='prefix', exact=False).update([1, 2, 3, -5, 2**40])");
         SketchState fs = new SketchState(Spec.forBytesPrefix("self-test", 16384, 3, true));
         fs.add(Hashing.fingerprint64("a"), SketchState.KEY_BYTES, 0.5);
         fs.add(Hashing.fingerprint64("b"), SketchState.KEY_BYTES, 2.0);
         fs.add(Hashing.fingerprint64("a"), SketchState.KEY_BYTES, -1.25);
         check(sha256(fs.toBytes()).equals("dd71216f6f5bcc0907ec4051cfcc35c332ce493ac2b7ba2ad5a36b299fd80ac8"),
-                "bytes of SkimmedSketch.for_bytes(16384, seed=3, dtype='float64', search='prefix'), float weights");
+                "bytes of SkimmedSketch.for_bytes(16384, seed=3, dtype='float64', search='prefix', exact=False)");
         System.out.println("ok " + checks);
     }
 }

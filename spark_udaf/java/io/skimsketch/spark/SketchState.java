@@ -7,6 +7,8 @@ import java.io.ObjectOutput;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.zip.CRC32;
 
 /**
@@ -37,6 +39,8 @@ public final class SketchState implements Externalizable {
     private boolean hasRange; // search="range": smallest and largest integer key inserted with a non-zero weight
     private long lo;
     private long hi;
+    private HashMap<Long, Long> entries; // exact mode, integer weights (never zero); null in counter mode
+    private HashMap<Long, Double> fentries; // exact mode, float weights
     private transient Hashing.Family family;
     private transient Hashing.Prefixes prefixes;
     private transient long[] words;
@@ -50,7 +54,26 @@ public final class SketchState implements Externalizable {
         allocate();
     }
 
+    private boolean exact() {
+        return entries != null || fentries != null;
+    }
+
+    private int entryCount() {
+        return entries != null ? entries.size() : fentries != null ? fentries.size() : 0;
+    }
+
     private void allocate() {
+        allocate(spec.exact);
+    }
+
+    private void allocate(boolean exact) {
+        if (exact) {
+            if (spec.isFloat) {
+                fentries = new HashMap<>();
+            } else {
+                entries = new HashMap<>();
+            }
+        }
         int n = spec.width * spec.depth;
         int hn = spec.hierLg > 0 ? Hashing.LEVELS * spec.hierDepth * (1 << spec.hierLg) : 0;
         if (spec.isFloat) {
@@ -140,8 +163,82 @@ public final class SketchState implements Externalizable {
         }
     }
 
+    /** Leaves exact mode for good: the entries become counters (and the key range), as one update. */
+    private void convert() {
+        HashMap<Long, Long> e = entries;
+        HashMap<Long, Double> fe = fentries;
+        entries = null;
+        fentries = null;
+        if (e != null) {
+            for (Map.Entry<Long, Long> x : e.entrySet()) {
+                addCounters(x.getKey(), keyDomain, x.getValue());
+            }
+        } else if (fe != null) {
+            for (Map.Entry<Long, Double> x : fe.entrySet()) {
+                addCounters(x.getKey(), keyDomain, x.getValue());
+            }
+        }
+    }
+
+    private void addCounters(long key, int kd, long w) {
+        cells(key, kd, w != 0);
+        try {
+            addCells(counters, mainCells, w);
+            if (prefixes != null) {
+                addCells(hier, hierCells, w);
+            }
+        } catch (ArithmeticException e) {
+            throw overflow();
+        }
+    }
+
+    private void addCounters(long key, int kd, double w) {
+        cells(key, kd, w != 0);
+        addCells(fcounters, mainCells, w);
+        if (prefixes != null) {
+            addCells(fhier, hierCells, w);
+        }
+    }
+
+    private void addEntry(long key, long w) {
+        long v;
+        try {
+            v = Math.addExact(entries.getOrDefault(key, 0L), w);
+        } catch (ArithmeticException e) {
+            throw overflow();
+        }
+        if (v == 0) {
+            entries.remove(key);
+        } else {
+            entries.put(key, v);
+        }
+    }
+
+    private void addEntry(long key, double w) {
+        double v = fentries.getOrDefault(key, 0.0) + w;
+        if (v == 0) {
+            fentries.remove(key);
+        } else {
+            fentries.put(key, v);
+        }
+    }
+
     /** Adds weight w (integer counters) for canonical key `key` of key domain kd. */
     void add(long key, int kd, long w) {
+        if (exact()) {
+            checkKey(key);
+            noteDomain(kd);
+            addEntry(key, w);
+            try {
+                total = Math.addExact(total, w);
+            } catch (ArithmeticException e) {
+                throw overflow();
+            }
+            if (entryCount() > spec.capacity()) {
+                convert();
+            }
+            return;
+        }
         cells(key, kd, w != 0);
         try {
             addCells(counters, mainCells, w);
@@ -156,6 +253,16 @@ public final class SketchState implements Externalizable {
 
     /** Adds weight w (float counters) for canonical key `key` of key domain kd. */
     void add(long key, int kd, double w) {
+        if (exact()) {
+            checkKey(key);
+            noteDomain(kd);
+            addEntry(key, w);
+            ftotal += w;
+            if (entryCount() > spec.capacity()) {
+                convert();
+            }
+            return;
+        }
         cells(key, kd, w != 0);
         addCells(fcounters, mainCells, w);
         if (prefixes != null) {
@@ -188,7 +295,7 @@ public final class SketchState implements Externalizable {
         }
         if (spec == null) {
             spec = o.spec;
-            allocate();
+            allocate(o.exact());
         }
         spec.checkCompatible(o.spec, "merge");
         if (keyDomain != 0 && o.keyDomain != 0 && keyDomain != o.keyDomain) {
@@ -197,6 +304,13 @@ public final class SketchState implements Externalizable {
         }
         if (keyDomain == 0) {
             keyDomain = o.keyDomain;
+        }
+        if (o.exact()) {
+            mergeEntries(o);
+            return this;
+        }
+        if (exact()) {
+            convert();
         }
         if (o.hasRange && o.recordedDomain() != 0) {
             observe(o.lo, KEY_INT);
@@ -228,12 +342,51 @@ public final class SketchState implements Externalizable {
         return this;
     }
 
+    /** Adds an exact-mode sketch: entry by entry (as updates when this one has counters), then its weights. */
+    private void mergeEntries(SketchState o) {
+        boolean mine = exact();
+        if (o.entries != null) {
+            for (Map.Entry<Long, Long> x : o.entries.entrySet()) {
+                if (mine) {
+                    addEntry(x.getKey(), x.getValue());
+                } else {
+                    addCounters(x.getKey(), o.keyDomain, x.getValue());
+                }
+            }
+        } else {
+            for (Map.Entry<Long, Double> x : o.fentries.entrySet()) {
+                if (mine) {
+                    addEntry(x.getKey(), x.getValue());
+                } else {
+                    addCounters(x.getKey(), o.keyDomain, x.getValue());
+                }
+            }
+        }
+        if (spec.isFloat) {
+            ftotal += o.ftotal;
+            fnull += o.fnull;
+        } else {
+            try {
+                total = Math.addExact(total, o.total);
+                nullWeight = Math.addExact(nullWeight, o.nullWeight);
+            } catch (ArithmeticException e) {
+                throw overflow();
+            }
+        }
+        if (mine && entryCount() > spec.capacity()) {
+            convert();
+        }
+    }
+
     static String domainName(int kd) {
         return kd == KEY_INT ? "int" : "str";
     }
 
     // -- format version 2 --------------------------------------------------------------
     private boolean allZero() {
+        if (exact()) {
+            return entryCount() == 0;
+        }
         return spec.isFloat
                 ? Arrays.stream(fcounters).allMatch(v -> v == 0) && Arrays.stream(fhier).allMatch(v -> v == 0)
                 : Arrays.stream(counters).allMatch(v -> v == 0) && Arrays.stream(hier).allMatch(v -> v == 0);
@@ -264,12 +417,18 @@ public final class SketchState implements Externalizable {
 
     /** The key domain the bytes record: none once every counter and the total weight are zero. */
     private int recordedDomain() {
+        if (exact()) {
+            return entryCount() > 0 ? keyDomain : 0;
+        }
         boolean totalZero = spec.isFloat ? ftotal == 0 : total == 0;
         return totalZero && allZero() ? 0 : keyDomain;
     }
 
     /** The core's format-version-2 bytes of this sketch. */
     public byte[] toBytes() {
+        if (exact()) {
+            return exactBytes();
+        }
         if (spec.isFloat) {
             checkFinite();
         }
@@ -309,6 +468,71 @@ public final class SketchState implements Externalizable {
             b.putLong(has ? lo : 0).putLong(has ? hi : 0);
         }
         putCounters(b, counters, fcounters, cw);
+        CRC32 crc = new CRC32();
+        crc.update(b.array(), 0, b.position());
+        b.putInt((int) crc.getValue());
+        return b.array();
+    }
+
+    /** Format version 2 in exact mode: flag bit 3, the EXCT extension with the entries, no counters. */
+    private byte[] exactBytes() {
+        int n = entryCount();
+        long[] keys = new long[n];
+        int i = 0;
+        for (Long k : entries != null ? entries.keySet() : fentries.keySet()) {
+            keys[i++] = k;
+        }
+        Arrays.sort(keys);
+        int cw = 8;
+        if (entries != null) {
+            long[] ws = new long[n];
+            for (int j = 0; j < n; j++) {
+                ws[j] = entries.get(keys[j]);
+            }
+            cw = fits32(ws) ? 4 : 8;
+        } else {
+            boolean ok = Double.isFinite(ftotal) && Double.isFinite(fnull);
+            for (double v : fentries.values()) {
+                ok &= Double.isFinite(v);
+            }
+            if (!ok) {
+                throw new ArithmeticException("skimsketch.errors.CounterOverflowError: the float64 weights would "
+                        + "overflow to infinity or NaN");
+            }
+        }
+        int ctype = spec.isFloat ? 2 : (cw == 4 ? 3 : 1);
+        boolean weightsZero = spec.isFloat ? ftotal == 0 && fnull == 0 : total == 0 && nullWeight == 0;
+        int ext = 12 + n * (8 + cw);
+        ByteBuffer b = ByteBuffer.allocate(HEADER + ext + 4).order(ByteOrder.LITTLE_ENDIAN);
+        b.put((byte) 'S').put((byte) 'K').put((byte) 'S').put((byte) 'K');
+        b.putShort((short) 2);
+        b.put((byte) spec.kind);
+        int flags = (n == 0 && weightsZero ? 1 : 0) | (spec.domain != 0 ? 2 : 0) | (spec.isFloat ? 4 : 0) | 8;
+        b.put((byte) flags);
+        b.putInt(spec.width).putInt(spec.depth).putLong(spec.seed).putLong(spec.domain);
+        b.put((byte) ctype).put((byte) (n > 0 ? keyDomain : 0)).put((byte) 0).put((byte) 0);
+        b.putDouble(spec.param);
+        if (spec.isFloat) {
+            b.putDouble(ftotal).putDouble(fnull);
+        } else {
+            b.putLong(total).putLong(nullWeight);
+        }
+        b.putInt(ext);
+        b.put((byte) 'E').put((byte) 'X').put((byte) 'C').put((byte) 'T');
+        b.put((byte) 1).put((byte) spec.hierLg).put((byte) spec.hierDepth).put((byte) 0);
+        b.putInt(n);
+        for (long k : keys) {
+            b.putLong(k);
+        }
+        for (long k : keys) {
+            if (spec.isFloat) {
+                b.putDouble(fentries.get(k));
+            } else if (cw == 4) {
+                b.putInt((int) (long) entries.get(k));
+            } else {
+                b.putLong(entries.get(k));
+            }
+        }
         CRC32 crc = new CRC32();
         crc.update(b.array(), 0, b.position());
         b.putInt((int) crc.getValue());
@@ -356,7 +580,7 @@ public final class SketchState implements Externalizable {
         long domain = b.getLong(24);
         int ctype = blob[32];
         int kd = blob[33];
-        if ((flags & ~7) != 0 || blob[34] != 0 || blob[35] != 0 || kd < 0 || kd > 2) {
+        if ((flags & ~15) != 0 || blob[34] != 0 || blob[35] != 0 || kd < 0 || kd > 2) {
             throw corrupt("reserved header bits are set");
         }
         if (ctype < 1 || ctype > 3 || ((flags & 4) != 0) != (ctype == 2) || ((flags & 2) != 0) != (domain != 0)) {
@@ -368,6 +592,10 @@ public final class SketchState implements Externalizable {
         double param = b.getDouble(36);
         int ext = b.getInt(60);
         int cw = ctype == 3 ? 4 : 8;
+        if ((flags & 8) != 0) {
+            return fromExactBytes(blob, b, kind, (int) width, (int) depth, seed, domain, param, ctype == 2, cw, kd,
+                    ext);
+        }
         long expected = HEADER + (ext & 0xFFFFFFFFL) + cw * width * depth + 4;
         if (blob.length != expected) {
             throw corrupt("size mismatch: " + blob.length + " bytes, header implies " + expected);
@@ -428,6 +656,54 @@ public final class SketchState implements Externalizable {
         return s;
     }
 
+    private static SketchState fromExactBytes(byte[] blob, ByteBuffer b, int kind, int width, int depth, long seed,
+                                              long domain, double param, boolean isFloat, int cw, int kd, int ext) {
+        if (blob.length != HEADER + (ext & 0xFFFFFFFFL) + 4 || ext < 12) {
+            throw corrupt("size mismatch in exact mode");
+        }
+        CRC32 crc = new CRC32();
+        crc.update(blob, 0, blob.length - 4);
+        if ((int) crc.getValue() != b.getInt(blob.length - 4)) {
+            throw corrupt("checksum mismatch: the bytes were altered or truncated");
+        }
+        if (blob[64] != 'E' || blob[65] != 'X' || blob[66] != 'C' || blob[67] != 'T' || blob[68] != 1
+                || blob[71] != 0) {
+            throw corrupt("bad exact-mode extension");
+        }
+        int lg = blob[69];
+        int hd = blob[70];
+        long n = b.getInt(72) & 0xFFFFFFFFL;
+        if (ext != 12 + n * (8 + cw)) {
+            throw corrupt("exact-mode extension size does not match its entries");
+        }
+        boolean unbounded = kind == KIND_SKIMMED && domain == 0;
+        Spec spec = new Spec(kind, width, depth, seed, domain, param, unbounded ? lg : 0, unbounded ? hd : 0, isFloat,
+                unbounded && lg == 0, true);
+        if (n > spec.capacity()) {
+            throw corrupt("exact-mode entries exceed the capacity");
+        }
+        SketchState s = new SketchState(spec);
+        s.keyDomain = kd;
+        if (isFloat) {
+            s.ftotal = b.getDouble(44);
+            s.fnull = b.getDouble(52);
+        } else {
+            s.total = b.getLong(44);
+            s.nullWeight = b.getLong(52);
+        }
+        int ko = HEADER + 12;
+        int wo = ko + 8 * (int) n;
+        for (int i = 0; i < n; i++) {
+            long key = b.getLong(ko + 8 * i);
+            if (isFloat) {
+                s.fentries.put(key, b.getDouble(wo + 8 * i));
+            } else {
+                s.entries.put(key, cw == 4 ? (long) b.getInt(wo + 4 * i) : b.getLong(wo + 8 * i));
+            }
+        }
+        return s;
+    }
+
     private void readCounters(ByteBuffer b, long[] ints, double[] floats, int cw) {
         if (spec.isFloat) {
             for (int i = 0; i < floats.length; i++) {
@@ -482,5 +758,7 @@ public final class SketchState implements Externalizable {
         hasRange = s.hasRange;
         lo = s.lo;
         hi = s.hi;
+        entries = s.entries;
+        fentries = s.fentries;
     }
 }

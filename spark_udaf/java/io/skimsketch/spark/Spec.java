@@ -24,6 +24,7 @@ final class Spec implements Serializable {
     final int hierDepth;
     final boolean isFloat;
     final boolean range; // unbounded keys found by scanning the inserted integer key range (KRNG extension)
+    final boolean exact; // starts in exact mode (exact key -> weight entries while they fit the capacity)
 
     Spec(int kind, int width, int depth, long seed, long domain, double param, int hierLg, int hierDepth,
          boolean isFloat) {
@@ -32,6 +33,11 @@ final class Spec implements Serializable {
 
     Spec(int kind, int width, int depth, long seed, long domain, double param, int hierLg, int hierDepth,
          boolean isFloat, boolean range) {
+        this(kind, width, depth, seed, domain, param, hierLg, hierDepth, isFloat, range, false);
+    }
+
+    Spec(int kind, int width, int depth, long seed, long domain, double param, int hierLg, int hierDepth,
+         boolean isFloat, boolean range, boolean exact) {
         this.kind = kind;
         this.width = width;
         this.depth = depth;
@@ -42,11 +48,19 @@ final class Spec implements Serializable {
         this.hierDepth = hierDepth;
         this.isFloat = isFloat;
         this.range = range;
+        this.exact = exact;
+    }
+
+    /** Entries an exact-mode sketch of this shape holds at most (docs/format.md, "Capacity"). */
+    long capacity() {
+        long h = hierLg > 0 ? (long) LEVELS * hierDepth << hierLg : 0;
+        long state = (isFloat ? 8L : 4L) * ((long) depth * width + h);
+        return Math.max(0, (state - 12) / 16);
     }
 
     /** The same spec with float (or integer) counters. */
     Spec withFloat(boolean f) {
-        return new Spec(kind, width, depth, seed, domain, param, hierLg, hierDepth, f, range);
+        return new Spec(kind, width, depth, seed, domain, param, hierLg, hierDepth, f, range, exact);
     }
 
     /** "range", "prefix" (unbounded skimmed sketches) or null. */
@@ -93,7 +107,7 @@ final class Spec implements Serializable {
         long d = Math.max(1, Math.min(DEFAULT_DEPTH, counters));
         long w = counters / d;
         checkShape(fn, w, d);
-        return new Spec(SketchState.KIND_SKIMMED, (int) w, (int) d, seed, 0, 1.0, 0, 0, isFloat, true);
+        return new Spec(SketchState.KIND_SKIMMED, (int) w, (int) d, seed, 0, 1.0, 0, 0, isFloat, true, true);
     }
 
     /** SkimmedSketch.for_bytes(nbytes, seed, search="prefix"): unbounded keys with a prefix hierarchy. */
@@ -131,7 +145,7 @@ final class Spec implements Serializable {
         if (hierLg > 0) {
             s += ", hier_width=" + (1 << hierLg) + ", hier_depth=" + hierDepth;
         }
-        return s + (isFloat ? ", dtype='float64')" : ")");
+        return s + (isFloat ? ", dtype='float64'" : "") + (exact ? ", exact=True)" : ")");
     }
 
     private static int floorLog2(long x) {
