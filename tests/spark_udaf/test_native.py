@@ -67,13 +67,16 @@ def test_sql_sketches_are_byte_identical_to_the_core(nspark, partitions):
             expected.append(_core(rows, key, weight, lambda dt: ss.HashSketch(100, 5, 3, dtype=dt)))
     exprs.append("skim_sketch_agg(kb) AS dflt")  # the library default: for_bytes(16384, seed=0)
     expected.append(_core(rows, "kb", None, lambda dt: ss.SkimmedSketch.for_bytes(16384)))
+    for weight in (None, "wi", "wd"):  # a budget of 56 entries: the exact mode converts to counters
+        exprs.append(f"skim_sketch_agg(kb, {'' if weight is None else weight + ', '}1024, 2) AS small_{weight}")
+        expected.append(_core(rows, "kb", weight, lambda dt: ss.SkimmedSketch.for_bytes(1024, seed=2, dtype=dt)))
     exprs.append("skim_sketch_agg(ks, 64, 3, 9) AS shaped")
     expected.append(_core(rows, "ks", None, lambda dt: ss.SkimmedSketch(64, 3, 9)))
     got = df.selectExpr(*exprs).collect()[0]
     for name, blob, want in zip(got.asDict(), got, expected):
         assert bytes(blob) == want, name
-    # both modes of the default sketch: exact entries (16 KB) and converted to counters (4 KB, ~500 keys)
-    assert ss.from_bytes(expected[-2]).exact_mode and not ss.from_bytes(expected[0]).exact_mode
+    # both modes of the default sketch: exact entries (16 KB) and converted to counters (1 KB, 58 keys > 56)
+    assert ss.from_bytes(expected[-5]).exact_mode and not ss.from_bytes(expected[-4]).exact_mode
 
 
 def test_partial_aggregation_beside_builtins_and_group_by(nspark):
