@@ -11,6 +11,11 @@ background load affects them alike):
   ``spark_udaf.sketch_parquet`` (pyarrow reads the files on the executors)
   versus Spark's Count-Min sketch of the same shape on the same column, both through the DataFrame API (``df.stat.countMinSketch``) and the
   SQL aggregate (``count_min_sketch``); target: sketch_column <= 1.5x Spark;
+* native (JVM) building, when a JDK is present (docs/native.md): the SQL
+  aggregates ``skim_hash_sketch_agg`` (same shape) and ``skim_sketch_agg`` (the
+  library default), and ``sketch_column(path="native")``, on the plain scan and on
+  a derived DataFrame (a filter), against ``count_min_sketch`` on the same input;
+  target: <= 1.1x;
 * joining: ``spark_udaf.estimate_join_size`` (two sketches + estimate; from
   the DataFrames, and from the Parquet paths, i.e. ``sketch_parquet``) versus
   ``spark_udaf.exact_join_size`` (grouped counts, join, sum); target: <= 1/3.
@@ -80,12 +85,14 @@ def main(argv=None):
 
     import skimsketch as ss
     import spark_udaf
+    from spark_udaf import native
     from spark_udaf.datagen import zipf_table
 
-    spark = (SparkSession.builder.master(args.master).appName("skimsketch-bench")
-             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-             .config("spark.driver.memory", "2g").config("spark.sql.shuffle.partitions", "8")
-             .getOrCreate())
+    builder = (SparkSession.builder.master(args.master).appName("skimsketch-bench")
+               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+               .config("spark.driver.memory", "2g").config("spark.sql.shuffle.partitions", "8"))
+    has_native = native.available()
+    spark = (native.configure(builder) if has_native else builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     sc = spark.sparkContext
     timer = Timer(sc)
@@ -114,10 +121,28 @@ def main(argv=None):
             return left.selectExpr(f"count_min_sketch(k, {eps!r}D, {conf!r}D, 1) AS s").collect()[0].s
 
         def hash_sketch():
-            return spark_udaf.sketch_column(left, "k", ss.HashSketch(width=W, depth=D, seed=1))
+            return spark_udaf.sketch_column(left, "k", ss.HashSketch(width=W, depth=D, seed=1), path="python")
 
         def skimmed_sketch():
-            return spark_udaf.sketch_column(left, "k", ss.SkimmedSketch(width=W, depth=D, seed=1, domain=2**18))
+            return spark_udaf.sketch_column(left, "k", ss.SkimmedSketch(width=W, depth=D, seed=1, domain=2**18),
+                                            path="python")
+
+        derived = left.where("k % 2 = 0")
+
+        def cms_derived():
+            return derived.selectExpr(f"count_min_sketch(k, {eps!r}D, {conf!r}D, 1) AS s").collect()[0].s
+
+        def native_sql_hash(df=left):
+            return df.selectExpr(f"skim_hash_sketch_agg(k, {W}, {D}, 1) AS s").collect()[0].s
+
+        def native_sql_default():
+            return left.selectExpr("skim_sketch_agg(k) AS s").collect()[0].s
+
+        def native_column(df=left):
+            return spark_udaf.sketch_column(df, "k", ss.HashSketch(width=W, depth=D, seed=1), path="native")
+
+        def python_derived():
+            return spark_udaf.sketch_column(derived, "k", ss.HashSketch(width=W, depth=D, seed=1), path="python")
 
         def with_batch(fn, n=131072):
             """``fn`` run with spark.sql.execution.arrow.maxRecordsPerBatch = n (default 10,000)."""
@@ -151,11 +176,22 @@ def main(argv=None):
             ("build: sketch_column SkimmedSketch", skimmed_sketch, args.rows),
             ("build: sketch_column HashSketch, Arrow batch 131072", with_batch(hash_sketch), args.rows),
             ("build: sketch_parquet HashSketch (pyarrow reads)", parquet_sketch, args.rows),
+        ]
+        native_cases = [
+            ("native: Spark count_min_sketch on a filter (SQL aggregate)", cms_derived, args.rows),
+            ("native: SQL skim_hash_sketch_agg", native_sql_hash, args.rows),
+            ("native: SQL skim_sketch_agg (default 16 KB sketch)", native_sql_default, args.rows),
+            ("native: sketch_column HashSketch path=native", native_column, args.rows),
+            ("native: SQL skim_hash_sketch_agg on a filter", lambda: native_sql_hash(derived), args.rows),
+            ("native: sketch_column path=native on a filter", lambda: native_column(derived), args.rows),
+            ("native: sketch_column path=python on a filter", python_derived, args.rows),
+        ] if has_native else []
+        cases += native_cases + [
             ("join: estimate_join_size DataFrames (skimmed, 1 job)", estimate, 2 * args.rows),
             ("join: estimate_join_size Parquet paths (skimmed)", estimate_parquet, 2 * args.rows),
             ("join: exact_join_size (grouped counts)", exact, 2 * args.rows),
         ]
-        n_build = 6
+        n_build = 6 + len(native_cases)
         for _, fn, _ in cases:
             timer.run(fn)  # warm-up: Python workers, JIT, file listing
         # interleaved repetitions: every case sees the same background load on average
@@ -178,7 +214,16 @@ def main(argv=None):
         b_cms = min(results[cases[0][0]][0], results[cases[1][0]][0])
         for n in (cases[2][0], cases[3][0], cases[4][0], cases[5][0]):
             print(f"ratio {n.split(': ')[1]} / fastest Spark Count-Min: {results[n][0] / b_cms:.2f} (target <= 1.5)")
-        est, estp, ex = results[cases[6][0]], results[cases[7][0]], results[cases[8][0]]
+        if native_cases:
+            cms_sql_s, cms_f = results[cases[1][0]][0], results[native_cases[0][0]][0]
+            for name, _fn, _rows in native_cases[1:4]:
+                print(f"ratio {name.split(': ')[1]} / Spark count_min_sketch (SQL): {results[name][0] / cms_sql_s:.2f} "
+                      "(target <= 1.1)")
+            for name, _fn, _rows in native_cases[4:]:
+                print(f"ratio {name.split(': ')[1]} / Spark count_min_sketch on the filter: "
+                      f"{results[name][0] / cms_f:.2f} (target <= 1.1 for the native path)")
+        j = 6 + len(native_cases)
+        est, estp, ex = results[cases[j][0]], results[cases[j + 1][0]], results[cases[j + 2][0]]
         print(f"ratio estimate (DataFrames) / exact: {est[0] / ex[0]:.2f} (target <= 0.33)")
         print(f"ratio estimate (Parquet paths) / exact: {estp[0] / ex[0]:.2f} (target <= 0.33)")
         e = est[1]

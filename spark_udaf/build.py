@@ -23,6 +23,7 @@ from ._common import (
     require_sketch,
     worker_errors,
 )
+from . import native_build
 from .parquet import plain_parquet_scan, sketch_parquet_scan
 from .partials import CHUNK_ROWS, PartialAccumulator
 from .sql import skim_merge_udf
@@ -107,7 +108,7 @@ def sketch_partials(df, column: str, sketch, weight: str | None = None, by=None,
 
 
 def sketch_column(df, column: str, sketch, weight: str | None = None, *, merge: str = "driver",
-                  chunk_rows: int = CHUNK_ROWS, parquet_fast_path: bool = True):
+                  chunk_rows: int = CHUNK_ROWS, parquet_fast_path: bool = True, path: str = "auto"):
     """Fill ``sketch`` with ``df[column]`` (weighted by ``df[weight]``) and return it.
 
     Partial sketches are built per partition on the executors
@@ -125,9 +126,15 @@ def sketch_column(df, column: str, sketch, weight: str | None = None, *, merge: 
     Spark's row-to-Arrow conversion; the result is the same sketch (the fast
     path declines whatever it cannot read exactly as Spark does).
     ``parquet_fast_path=False`` always uses ``mapInArrow``.
+    ``path="auto"`` builds on the JVM when the native jar is loaded and the
+    sketch and columns allow it (:mod:`spark_udaf.native_build`; the same bytes),
+    ``"native"`` requires that, ``"python"`` never uses it; the ``spark_udaf``
+    logger says which path ran.
     """
     if merge not in ("driver", "tree"):
         raise ValueError(f"merge must be 'driver' or 'tree', got {merge!r}")
+    if native_build.sketch_column(df, column, sketch, weight, path) is not None:
+        return sketch
     if parquet_fast_path and sketch_parquet_scan(df, column, sketch, weight, chunk_rows=chunk_rows):
         return sketch
     parts = sketch_partials(df, column, sketch, weight, chunk_rows=chunk_rows)
@@ -167,17 +174,23 @@ def merge_sketch_column(df, column: str = _SKETCH_COL, by=None):
     return df.groupBy(*by).agg(agg)
 
 
-def sketch_by(df, column: str, sketch, by, weight: str | None = None, *, chunk_rows: int = CHUNK_ROWS):
+def sketch_by(df, column: str, sketch, by, weight: str | None = None, *, chunk_rows: int = CHUNK_ROWS,
+              path: str = "auto"):
     """One sketch per group of ``by`` as a DataFrame (``by`` columns, ``sketch`` bytes).
 
     Map-side: partial sketches per (partition, group) are built on the
     executors, then only those partials are shuffled and merged per group —
     the scalable way to build, e.g., one stored sketch per day. Each group's
     bytes equal the in-memory sketch of that group's keys (integer weights).
+    ``path`` as in :func:`sketch_column` (natively, a group whose rows all have
+    NULL weights gets an empty sketch instead of no row).
     """
     by = _normalise_by(by)
     if not by:
         raise ValueError("sketch_by needs at least one group column")
+    built = native_build.sketch_by(df, column, sketch, by, weight, path)
+    if built is not None:
+        return built
     return merge_sketch_column(sketch_partials(df, column, sketch, weight, by, chunk_rows=chunk_rows), _SKETCH_COL, by)
 
 

@@ -8,6 +8,7 @@ import time
 
 import skimsketch as ss
 
+from . import native_build
 from ._common import check_columns, check_weight_field, require_sketch
 from .build import plain_parquet_scan, sketch_column, sketch_pair, sketch_parquet
 from .exact import check_join_keys, exact_join_size
@@ -54,7 +55,7 @@ def _default_sketch(left, lweight, right, rweight, width, depth, seed):
 def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweight: str | None = None,
                        rweight: str | None = None, width: int = 2048, depth: int = 7, seed: int = 0,
                        confidence: float = 0.95, tolerance: float | None = None, fallback: bool = True,
-                       single_job: bool = True, merge: str = "driver") -> ss.Estimate:
+                       single_job: bool = True, merge: str = "driver", path: str = "auto") -> ss.Estimate:
     """Estimate ``|left ⋈ right|`` on ``lcol = rcol`` from two sketches built on the executors.
 
     ``left``/``right`` are DataFrames, or Parquet paths (a str or list of str)
@@ -75,6 +76,9 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
     when both are plain Parquet scans, which two :func:`~spark_udaf.build.sketch_column`
     jobs read faster with pyarrow; with ``single_job=False`` always by two
     :func:`~spark_udaf.build.sketch_column` jobs (merged per ``merge``).
+    DataFrame sides are built on the JVM when the native jar allows it
+    (``path`` as in :func:`~spark_udaf.build.sketch_column`);
+    ``result.detail["build_path"]`` says which path ran (``"native"``/``"python"``).
     """
     if tolerance is not None and not (tolerance >= 0 and math.isfinite(tolerance)):
         raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
@@ -88,8 +92,19 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
         else require_sketch(sketch, "sketch")
     check_columns(left, lcol, template, lweight)  # both sides, before either is scanned
     check_columns(right, rcol, template, rweight)
+    native_build.check_path(path)
     t0 = time.perf_counter()
-    if lpath is not None or rpath is not None:
+    native_sides = lpath is None and rpath is None and path != "python" and all(
+        native_build.native_reason(df, col, template, w) is None
+        for df, col, w in ((left, lcol, lweight), (right, rcol, rweight)))
+    if path == "native" and not native_sides:
+        raise ValueError("path='native' is not possible here (Parquet paths, or see spark_udaf.native_build."
+                         "native_reason); use path='auto' or 'python'")
+    if native_sides:
+        a = sketch_column(left, lcol, template.empty_like(), lweight, path="native")
+        b = sketch_column(right, rcol, template.empty_like(), rweight, path="native")
+        t2 = time.perf_counter()
+    elif lpath is not None or rpath is not None:
         a = sketch_parquet(spark, lpath, lcol, template.empty_like(), lweight) if lpath is not None \
             else sketch_column(left, lcol, template.empty_like(), lweight, merge=merge)
         b = sketch_parquet(spark, rpath, rcol, template.empty_like(), rweight) if rpath is not None \
@@ -107,6 +122,7 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
     rhw = relative_half_width(est)
     detail = {
         "answered_by": "sketch",
+        "build_path": "native" if native_sides else "python",
         "sketch_estimate": est,
         "relative_half_width": rhw,
         "tolerance": tolerance,

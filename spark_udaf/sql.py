@@ -46,6 +46,7 @@ import pyarrow as pa  # type hints of the Arrow UDFs are resolved in this module
 
 import skimsketch as ss
 
+from . import native
 from ._common import load_sketch, merge_blobs
 from .partials import PartialAccumulator
 from .schemas import ESTIMATE, INFO, arrow_type, ddl, estimate_row, sketch_row
@@ -364,7 +365,10 @@ def register(spark, confidence: float = 0.95, exclude_merge_subplans: bool = Tru
     functions. With ``exclude_merge_subplans`` (default) the session's
     ``spark.sql.optimizer.excludedRules`` gains :data:`MERGE_SUBPLANS_RULE`,
     working around a Spark planner crash on queries that combine several
-    Python aggregates over one table. Returns the registered names.
+    Python aggregates over one table. When the session's JVM has the native
+    jar (:mod:`spark_udaf.native`), its aggregates (``skim_sketch_agg``,
+    ``skim_hash_sketch_agg``, ``skim_union_agg``, ``skim_union``) are
+    registered too. Returns the registered names.
     """
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
@@ -376,4 +380,4 @@ def register(spark, confidence: float = 0.95, exclude_merge_subplans: bool = Tru
     for name, f in fns.items():
         spark.udf.register(name, f)
     spark.udtf.register("skim_sketch_partials", _partials_udtf())
-    return FUNCTIONS
+    return FUNCTIONS + native.register(spark)

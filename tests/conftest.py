@@ -8,9 +8,14 @@ import pytest
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
-    """A real local[2] SparkSession shared by every Spark test of the run."""
+    """A real local[2] SparkSession shared by every Spark test of the run.
+
+    With a JDK on the machine the native aggregates' jar is built (cached) and
+    configured (spark_udaf.native), so the whole Spark suite runs with it."""
     pytest.importorskip("pyspark")
     from pyspark.sql import SparkSession
+
+    from spark_udaf import native
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -24,8 +29,10 @@ def spark(tmp_path_factory):
         .config("spark.sql.warehouse.dir", str(warehouse))
         .config("spark.driver.memory", "2g")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .getOrCreate()
     )
+    if native.available():
+        session = native.configure(session)
+    session = session.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()

@@ -1,0 +1,108 @@
+package io.skimsketch.spark;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+
+/**
+ * The hash family's pinned test vectors (the same as tests/core/test_hashing.py), checked on the JVM.
+ * Run: java -cp skimsketch-spark.jar io.skimsketch.spark.SelfTest ; prints "ok N" or exits non-zero.
+ */
+public final class SelfTest {
+    private static int checks;
+
+    private SelfTest() {}
+
+    private static void check(boolean ok, String what) {
+        if (!ok) {
+            throw new AssertionError("self-test failed: " + what);
+        }
+        checks++;
+    }
+
+    private static String sha256(byte[] b) throws Exception {
+        StringBuilder sb = new StringBuilder();
+        for (byte x : MessageDigest.getInstance("SHA-256").digest(b)) {
+            sb.append(String.format("%02x", x & 0xFF));
+        }
+        return sb.toString();
+    }
+
+    public static void main(String[] args) throws Exception {
+        long[] keys = {0, 1, 2, 12345, -1, (1L << 40) + 3, Long.MIN_VALUE, Long.MAX_VALUE};
+        long[] words = {0xa68aaca1f4a68b15L, 0x876d1dbadbf16826L, 0x2074d43057a199f6L, 0x253335b21731cac3L,
+            0xce663ac078e32f8cL, 0xdcc2c7ad5faa4f7L, 0xea9ace3a4bbc30b0L, 0x3996c753cfb7a593L};
+        int[][] buckets = {{911, 718, 684, 181, 944, 671, 591, 622}, {301, 58, 253, 290, 612, 107, 832, 449},
+            {64, 933, 641, 832, 851, 661, 591, 944}};
+        int[][] signs = {{-1, -1, 1, 1, 1, -1, 1, -1}, {-1, -1, 1, 1, -1, 1, -1, 1}, {-1, 1, 1, 1, 1, 1, -1, 1}};
+        Hashing.Family one = Hashing.family(7, 1);
+        Hashing.Family two = Hashing.family(7, 2);
+        long[] w1 = new long[1];
+        long[] w2 = new long[2];
+        for (int i = 0; i < keys.length; i++) {
+            one.words(keys[i], w1);
+            check(w1[0] == words[i], "word_0 of key " + keys[i]);
+            two.words(keys[i], w2);
+            for (int p = 0; p < 3; p++) {
+                int u = Hashing.rowHash(w2, p);
+                check(Hashing.bucket(u, 1000) == buckets[p][i], "bucket of key " + keys[i] + " in table " + p);
+                check((u < 0 ? -1 : 1) == signs[p][i], "sign of key " + keys[i] + " in table " + p);
+            }
+        }
+        check(Hashing.fingerprint64("skim".getBytes(StandardCharsets.UTF_8)) == 815987628662419427L,
+                "fingerprint64(b'skim')");
+        check(Hashing.fingerprint64("h\u00e9llo") == 5634419923683204234L, "fingerprint64('h\u00e9llo')");
+        SketchState ints = new SketchState(Spec.hash("self-test", 64, 3, 7, false));
+        for (long k : new long[] {1, 2, 3}) {
+            ints.add(k, SketchState.KEY_INT, 1L);
+        }
+        check(sha256(ints.toBytes()).equals("832e36852a6d8e83dd7ba486aa3827a21bf91b927a1f68eb0dfe5043b698bfc6"),
+                "bytes of HashSketch(64, 3, 7).update([1, 2, 3])");
+        SketchState strs = new SketchState(Spec.hash("self-test", 64, 3, 7, false));
+        strs.add(Hashing.fingerprint64("a"), SketchState.KEY_BYTES, 1L);
+        strs.add(Hashing.fingerprint64(new byte[] {'b'}), SketchState.KEY_BYTES, 1L);
+        check(sha256(strs.toBytes()).equals("6ce17dfb98db731ead0dc7535b7b27a47f756ce33e68e53a5c532f819c6c9bf6"),
+                "bytes of HashSketch(64, 3, 7).update(['a', b'b'])");
+        check(java.util.Arrays.equals(SketchState.fromBytes(strs.toBytes()).toBytes(), strs.toBytes()),
+                "bytes -> state -> bytes");
+        Spec exact = Spec.forBytes("self-test", 16384, 0, false);
+        check(exact.width == 814 && exact.depth == 5 && exact.range && exact.exact && exact.capacity() == 1016,
+                "shape of SkimmedSketch.for_bytes(16384)");
+        long[] rkeys = {1, 2, 3, -5, 1L << 40, 7};
+        String[] pins = {"64f33cafc8c28e1ff6465b1776217327f067e24d6698534555e7cf1b16a9fe0b",
+            "f4235ceac437d7eb993510f6361af72b6949b742eaa91167d3d4262354e01527"};
+        for (int mode = 0; mode < 2; mode++) {
+            SketchState rs = new SketchState(mode == 0 ? exact : new Spec(exact.kind, exact.width, exact.depth,
+                    exact.seed, 0, 1.0, 0, 0, false, true, false));
+            for (int i = 0; i < rkeys.length; i++) {
+                rs.add(rkeys[i], SketchState.KEY_INT, i < 5 ? 1L : 0L);
+            }
+            String what = "SkimmedSketch.for_bytes(16384" + (mode == 0 ? "" : ", exact=False")
+                    + ").update([1, 2, 3, -5, 2**40, 7], weights=[1]*5 + [0])";
+            check(sha256(rs.toBytes()).equals(pins[mode]), "bytes of " + what);
+            check(java.util.Arrays.equals(SketchState.fromBytes(rs.toBytes()).toBytes(), rs.toBytes()),
+                    "bytes -> state -> bytes of " + what);
+        }
+        SketchState conv = new SketchState(Spec.forBytes("self-test", 1024, 0, false));
+        for (long k = 0; k < 100; k++) {
+            conv.add(k, SketchState.KEY_INT, 1L);
+        }
+        check(sha256(conv.toBytes()).equals("bb534bea485f5e6a07783f72a95959e34cc5b8144b69a928566d4496b4d3c681"),
+                "bytes of SkimmedSketch.for_bytes(1024).update(range(100)) (exact mode converted to counters)");
+        Spec dflt = Spec.forBytesPrefix("self-test", 16384, 0, false);
+        check(dflt.width == 508 && dflt.depth == 5 && dflt.hierLg == 6 && dflt.hierDepth == 4,
+                "shape of SkimmedSketch.for_bytes(16384, search='prefix', exact=False)");
+        SketchState sk = new SketchState(dflt);
+        for (long k : new long[] {1, 2, 3, -5, 1L << 40}) {
+            sk.add(k, SketchState.KEY_INT, 1L);
+        }
+        check(sha256(sk.toBytes()).equals("4519087ffdd7b34628a58a561e3f49d434e3d6941d05a81c35e44ed16e712474"),
+                "bytes of SkimmedSketch.for_bytes(16384, search='prefix', exact=False).update([1, 2, 3, -5, 2**40])");
+        SketchState fs = new SketchState(Spec.forBytesPrefix("self-test", 16384, 3, true));
+        fs.add(Hashing.fingerprint64("a"), SketchState.KEY_BYTES, 0.5);
+        fs.add(Hashing.fingerprint64("b"), SketchState.KEY_BYTES, 2.0);
+        fs.add(Hashing.fingerprint64("a"), SketchState.KEY_BYTES, -1.25);
+        check(sha256(fs.toBytes()).equals("dd71216f6f5bcc0907ec4051cfcc35c332ce493ac2b7ba2ad5a36b299fd80ac8"),
+                "bytes of SkimmedSketch.for_bytes(16384, seed=3, dtype='float64', search='prefix', exact=False)");
+        System.out.println("ok " + checks);
+    }
+}

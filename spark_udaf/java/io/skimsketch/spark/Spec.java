@@ -1,0 +1,195 @@
+package io.skimsketch.spark;
+
+import java.io.Serializable;
+
+/** Kind, shape, seed and counter type of a sketch: the parameters two sketches must share to merge. */
+final class Spec implements Serializable {
+    private static final long serialVersionUID = 1L;
+    static final int LEVELS = 6;
+    static final int FRAME_BYTES = 68;
+    static final int HIER_HEADER_BYTES = 12;
+    static final int DEFAULT_DEPTH = 5;
+    static final int DEFAULT_HIER_DEPTH = 4;
+    static final double HIER_BYTES_SHARE = 0.4;
+    static final int KEY_RANGE_BYTES = 24;
+    static final long MAX_SCAN_DOMAIN = 1L << 22;
+
+    final int kind;
+    final int width;
+    final int depth;
+    final long seed;
+    final long domain; // 0: none (unbounded keys)
+    final double param; // skimmed: skim factor; hash: 0
+    final int hierLg; // 0: no hierarchy
+    final int hierDepth;
+    final boolean isFloat;
+    final boolean range; // unbounded keys found by scanning the inserted integer key range (KRNG extension)
+    final boolean exact; // starts in exact mode (exact key -> weight entries while they fit the capacity)
+
+    Spec(int kind, int width, int depth, long seed, long domain, double param, int hierLg, int hierDepth,
+         boolean isFloat) {
+        this(kind, width, depth, seed, domain, param, hierLg, hierDepth, isFloat, false);
+    }
+
+    Spec(int kind, int width, int depth, long seed, long domain, double param, int hierLg, int hierDepth,
+         boolean isFloat, boolean range) {
+        this(kind, width, depth, seed, domain, param, hierLg, hierDepth, isFloat, range, false);
+    }
+
+    Spec(int kind, int width, int depth, long seed, long domain, double param, int hierLg, int hierDepth,
+         boolean isFloat, boolean range, boolean exact) {
+        this.kind = kind;
+        this.width = width;
+        this.depth = depth;
+        this.seed = seed;
+        this.domain = domain;
+        this.param = param;
+        this.hierLg = hierLg;
+        this.hierDepth = hierDepth;
+        this.isFloat = isFloat;
+        this.range = range;
+        this.exact = exact;
+    }
+
+    /** Entries an exact-mode sketch of this shape holds at most (docs/format.md, "Capacity"). */
+    long capacity() {
+        long h = hierLg > 0 ? (long) LEVELS * hierDepth << hierLg : 0;
+        long state = (isFloat ? 8L : 4L) * ((long) depth * width + h);
+        return Math.max(0, (state - 12) / 16);
+    }
+
+    /** The same spec with float (or integer) counters. */
+    Spec withFloat(boolean f) {
+        return new Spec(kind, width, depth, seed, domain, param, hierLg, hierDepth, f, range, exact);
+    }
+
+    /** "range", "prefix" (unbounded skimmed sketches) or null. */
+    String search() {
+        return range ? "range" : hierLg > 0 ? "prefix" : null;
+    }
+
+    private static void checkShape(String fn, long width, long depth) {
+        if (width < 1 || width > (1 << 24)) {
+            throw new IllegalArgumentException(fn + ": width must be in [1, 16777216], got " + width);
+        }
+        if (depth < 1 || depth > 255) {
+            throw new IllegalArgumentException(fn + ": depth must be in [1, 255], got " + depth);
+        }
+    }
+
+    /** HashSketch(width, depth, seed). */
+    static Spec hash(String fn, long width, long depth, long seed, boolean isFloat) {
+        checkShape(fn, width, depth);
+        return new Spec(SketchState.KIND_HASH, (int) width, (int) depth, seed, 0, 0.0, 0, 0, isFloat);
+    }
+
+    /** SkimmedSketch(width, depth, seed): unbounded keys, default hierarchy. */
+    static Spec skimmed(String fn, long width, long depth, long seed, boolean isFloat) {
+        checkShape(fn, width, depth);
+        int lg = Math.max(4, Math.min(24, floorLog2(Math.max(1, width / 8))));
+        return new Spec(SketchState.KIND_SKIMMED, (int) width, (int) depth, seed, 0, 1.0, lg, DEFAULT_HIER_DEPTH,
+                isFloat);
+    }
+
+    /** Bytes left for counters once the serialised frame is paid (the core's framed_budget). */
+    private static long room(String fn, long nbytes, int frame) {
+        if (nbytes < frame + 4 || nbytes > (1L << 31)) {
+            throw new IllegalArgumentException(fn + ": nbytes must be an int in [" + (frame + 4)
+                    + ", 2147483648] (the serialised frame and one counter), got " + nbytes + ": give a larger budget");
+        }
+        return nbytes - frame;
+    }
+
+    /** SkimmedSketch.for_bytes(nbytes, seed): the library's default sketch (unbounded keys, key-range scan). */
+    static Spec forBytes(String fn, long nbytes, long seed, boolean isFloat) {
+        int cb = isFloat ? 8 : 4;
+        long counters = room(fn, nbytes, FRAME_BYTES + KEY_RANGE_BYTES) / cb;
+        long d = Math.max(1, Math.min(DEFAULT_DEPTH, counters));
+        long w = counters / d;
+        checkShape(fn, w, d);
+        return new Spec(SketchState.KIND_SKIMMED, (int) w, (int) d, seed, 0, 1.0, 0, 0, isFloat, true, true);
+    }
+
+    /** SkimmedSketch.for_bytes(nbytes, seed, search="prefix"): unbounded keys with a prefix hierarchy. */
+    static Spec forBytesPrefix(String fn, long nbytes, long seed, boolean isFloat) {
+        int cb = isFloat ? 8 : 4;
+        long room = room(fn, nbytes, FRAME_BYTES + HIER_HEADER_BYTES);
+        int hd = DEFAULT_HIER_DEPTH;
+        long perWidth = (long) cb * LEVELS * hd;
+        long share = (long) Math.max(1.0, HIER_BYTES_SHARE * room / perWidth);
+        int lg = Math.max(4, floorLog2(share));
+        if (lg > 24) {
+            throw new IllegalArgumentException(fn + ": nbytes=" + nbytes + " is too large");
+        }
+        long hierBytes = perWidth << lg;
+        if (room - hierBytes < (long) cb * DEFAULT_DEPTH) {
+            throw new IllegalArgumentException(fn + ": nbytes=" + nbytes + " is too small for an unbounded skimmed "
+                    + "sketch: its hierarchy alone takes " + hierBytes + " bytes: give a larger budget");
+        }
+        long counters = (room - hierBytes) / cb;
+        long d = Math.max(1, Math.min(DEFAULT_DEPTH, counters));
+        long w = counters / d;
+        checkShape(fn, w, d);
+        return new Spec(SketchState.KIND_SKIMMED, (int) w, (int) d, seed, 0, 1.0, lg, hd, isFloat);
+    }
+
+    @Override
+    public String toString() {
+        String s = kindName(kind) + "(width=" + width + ", depth=" + depth + ", seed=" + Long.toUnsignedString(seed);
+        if (domain != 0) {
+            s += ", domain=" + domain;
+        }
+        if (range) {
+            s += ", search='range'";
+        }
+        if (hierLg > 0) {
+            s += ", hier_width=" + (1 << hierLg) + ", hier_depth=" + hierDepth;
+        }
+        return s + (isFloat ? ", dtype='float64'" : "") + (exact ? ", exact=True)" : ")");
+    }
+
+    private static int floorLog2(long x) {
+        return 63 - Long.numberOfLeadingZeros(x);
+    }
+
+    private static String kindName(int kind) {
+        return kind == SketchState.KIND_HASH ? "HashSketch" : "SkimmedSketch";
+    }
+
+    private static void differs(String field, Object mine, Object theirs, String op) {
+        throw new IllegalArgumentException("cannot " + op + " sketches: " + field + " differs (" + mine + " != "
+                + theirs + ")");
+    }
+
+    /** Raises an error naming the first field that differs (the core's check_compatible order). */
+    void checkCompatible(Spec o, String op) {
+        if (kind != o.kind) {
+            differs("kind", kindName(kind), kindName(o.kind), op);
+        }
+        if (width != o.width) {
+            differs("width", width, o.width, op);
+        }
+        if (depth != o.depth) {
+            differs("depth", depth, o.depth, op);
+        }
+        if (seed != o.seed) {
+            differs("seed", Long.toUnsignedString(seed), Long.toUnsignedString(o.seed), op);
+        }
+        if (isFloat != o.isFloat) {
+            differs("dtype", isFloat ? "'float64'" : "'int64'", o.isFloat ? "'float64'" : "'int64'", op);
+        }
+        if (domain != o.domain) {
+            differs("domain", domain == 0 ? "None" : Long.toString(domain), o.domain == 0 ? "None"
+                    : Long.toString(o.domain), op);
+        }
+        if (range != o.range) {
+            differs("search", "'" + search() + "'", "'" + o.search() + "'", op);
+        }
+        if (hierLg != o.hierLg) {
+            differs("hier_width", 1 << hierLg, 1 << o.hierLg, op);
+        }
+        if (hierDepth != o.hierDepth) {
+            differs("hier_depth", hierDepth, o.hierDepth, op);
+        }
+    }
+}

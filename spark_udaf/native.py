@@ -1,0 +1,163 @@
+"""Native (JVM) Spark SQL sketch aggregates: build, locate and register the ``skimsketch-spark`` jar.
+
+The Java sources ship inside this package (``spark_udaf/java``) and are
+compiled on demand with ``javac`` against the jars of the installed pyspark
+into a cache directory keyed by a hash of the sources and the Spark version
+(``$SKIMSKETCH_JAR_CACHE``, default ``~/.cache/skimsketch``). The jar provides:
+
+* ``skim_sketch_agg(key [, weight] [, nbytes [, seed] | width, depth, seed])``: the
+  library's default sketch, ``SkimmedSketch.for_bytes(nbytes, seed)`` (16384 bytes,
+  seed 0 by default), or ``SkimmedSketch(width, depth, seed)``;
+* ``skim_hash_sketch_agg(key [, weight], width, depth [, seed])``: a ``HashSketch``;
+* ``skim_union_agg(sketch)`` and the scalar ``skim_union(a, b)``;
+
+all producing the core's bytes (``ss.from_bytes`` reads them), as
+``ObjectHashAggregate`` with map-side partial aggregation. See docs/native.md.
+
+``configure(builder)`` adds the jar and the session extension
+(``io.skimsketch.spark.SkimExtensions``) to a session being built;
+``register(spark)`` registers the functions in a running classic session whose
+JVM already has the jar on its class path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import zipfile
+from functools import cache
+from pathlib import Path
+
+__all__ = ["EXTENSION", "FUNCTIONS", "NativeBuildError", "available", "configure", "jar_path", "loaded", "register",
+           "self_test"]
+
+EXTENSION = "io.skimsketch.spark.SkimExtensions"
+_REGISTRY = "io.skimsketch.spark.SkimFunctions"
+#: SQL functions the jar provides.
+FUNCTIONS = ("skim_sketch_agg", "skim_hash_sketch_agg", "skim_sketch_like_agg", "skim_union_agg", "skim_union")
+_SOURCES = Path(__file__).parent / "java"
+
+
+class NativeBuildError(RuntimeError):
+    """The jar could not be built (no JDK, no pyspark, or a compiler error)."""
+
+
+def _spark_home() -> tuple[Path, str]:
+    try:
+        import pyspark
+    except ImportError:
+        raise NativeBuildError("pyspark is not installed: install the spark extra (pip install 'skimsketch[spark]')") \
+            from None
+    return Path(pyspark.__file__).parent, pyspark.__version__
+
+
+def _tool(name: str) -> str:
+    home = os.environ.get("JAVA_HOME")
+    if home and (Path(home) / "bin" / name).exists():
+        return str(Path(home) / "bin" / name)
+    found = shutil.which(name)
+    if found is None:
+        raise NativeBuildError(f"{name} not found: install a JDK (17 or later) or set JAVA_HOME")
+    return found
+
+
+def _sources() -> list[Path]:
+    return sorted(_SOURCES.rglob("*.java"))
+
+
+def _cache_dir() -> Path:
+    return Path(os.environ.get("SKIMSKETCH_JAR_CACHE") or Path.home() / ".cache" / "skimsketch")
+
+
+def _key(version: str) -> str:
+    h = hashlib.sha256(f"spark {version}\n".encode())
+    for src in _sources():
+        h.update(src.relative_to(_SOURCES).as_posix().encode() + b"\0" + src.read_bytes())
+    return h.hexdigest()[:16]
+
+
+@cache
+def jar_path() -> Path:
+    """The jar for the installed pyspark, compiled into the cache on first use."""
+    home, version = _spark_home()
+    jar = _cache_dir() / f"skimsketch-spark-{version}-{_key(version)}.jar"
+    if jar.exists():
+        return jar
+    javac = _tool("javac")
+    jar.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=jar.parent) as tmp:
+        classes = Path(tmp) / "classes"
+        cmd = [javac, "--release", "17", "-nowarn", "-encoding", "UTF-8", "-d", str(classes),
+               "-cp", str(home / "jars" / "*"), *map(str, _sources())]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode:
+            raise NativeBuildError(f"javac failed ({done.returncode}):\n{done.stderr[-4000:]}")
+        part = Path(tmp) / jar.name
+        with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\nCreated-By: skimsketch\n")
+            for f in sorted(classes.rglob("*.class")):
+                z.write(f, f.relative_to(classes).as_posix())
+        os.replace(part, jar)  # atomic: concurrent builders leave one complete jar
+    return jar
+
+
+@cache
+def available() -> bool:
+    """Whether the jar exists or can be built here (a JDK and pyspark are installed)."""
+    try:
+        jar_path()
+    except NativeBuildError:
+        return False
+    return True
+
+
+def self_test() -> str:
+    """Run the jar's self-test (the hash family's pinned vectors, fingerprints, sketch bytes) -> its output."""
+    done = subprocess.run([_tool("java"), "-cp", str(jar_path()), "io.skimsketch.spark.SelfTest"],
+                          capture_output=True, text=True)
+    if done.returncode:
+        raise AssertionError(f"native self-test failed:\n{done.stdout}{done.stderr}")
+    return done.stdout.strip()
+
+
+def _append(current: str | None, item: str, sep: str) -> str:
+    parts = [p for p in (current or "").split(sep) if p]
+    return sep.join(parts if item in parts else parts + [item])
+
+
+def configure(builder, extensions: str | None = None, jars: str | None = None):
+    """Add the jar and the session extension to ``builder`` (a ``SparkSession.Builder``); returns it.
+
+    ``spark.jars``, ``spark.driver.extraClassPath`` and ``spark.sql.extensions`` are
+    set; pass the values you would otherwise set for ``jars`` (comma-separated)
+    and ``extensions`` so that they are kept.
+    """
+    jar = str(jar_path())
+    return (builder.config("spark.jars", _append(jars, jar, ","))
+            .config("spark.driver.extraClassPath", jar)
+            .config("spark.sql.extensions", _append(extensions, EXTENSION, ",")))
+
+
+def loaded(spark) -> bool:
+    """Whether ``spark`` (a classic session) has the jar on its JVM's class path."""
+    jvm = getattr(spark, "_jvm", None)
+    if jvm is None:
+        return False
+    try:
+        jvm.java.lang.Class.forName(_REGISTRY, False, jvm.Thread.currentThread().getContextClassLoader())
+    except Exception:
+        return False
+    return True
+
+
+def register(spark) -> tuple:
+    """Register the native functions in ``spark`` -> their names; ``()`` when the JVM lacks the jar.
+
+    Sessions built with :func:`configure` (or ``spark.sql.extensions``) already have them.
+    """
+    if not loaded(spark):
+        return ()
+    return tuple(spark._jvm.io.skimsketch.spark.SkimFunctions.register(spark._jsparkSession))

@@ -1,0 +1,213 @@
+"""The native (JVM) SQL aggregates: byte identity with the core, partial aggregation, NULLs, errors."""
+
+import math
+import random
+
+import pytest
+
+import skimsketch as ss
+import spark_udaf
+from spark_udaf import native
+
+pytestmark = pytest.mark.spark
+
+N_ROWS = 2000
+
+
+@pytest.fixture(scope="module")
+def nspark(spark):
+    if not native.available():
+        pytest.skip("no JDK: the native jar cannot be built here (javac not found)")
+    assert native.loaded(spark), "the test session was built without spark_udaf.native.configure"
+    return spark
+
+
+def _rows(seed=5):
+    rnd = random.Random(seed)
+    rows = []
+    for i in range(N_ROWS):
+        k = int(rnd.paretovariate(1.2)) % 500 - 20 if i % 97 else None  # some NULL keys, a few negative
+        wi = rnd.randint(-3, 9) if i % 89 else None  # some NULL weights
+        wd = rnd.randint(-8, 40) / 4 if i % 83 else None  # dyadic: float sums are exact in any order
+        rows.append((k, k, None if k is None else f"k{k}é", None if k is None else f"b{k}".encode(), wi, wd))
+    return rows
+
+
+SCHEMA = "ki int, kb bigint, ks string, kx binary, wi int, wd double"
+KEYS = ("ki", "kb", "ks", "kx")
+
+
+def _core(rows, key, weight, make):
+    j = {"ki": 0, "kb": 1, "ks": 2, "kx": 3, "wi": 4, "wd": 5}
+    kept = [r for r in rows if weight is None or r[j[weight]] is not None]
+    keys = [r[j[key]] for r in kept]
+    sk = make("float64" if weight == "wd" else "int64")
+    return sk.update(keys, weights=None if weight is None else [r[j[weight]] for r in kept]).to_bytes()
+
+
+def test_java_self_test_checks_the_pinned_hash_vectors():
+    if not native.available():
+        pytest.skip("no JDK")
+    out = native.self_test()
+    assert out.startswith("ok ") and int(out.split()[1]) >= 60
+
+
+@pytest.mark.parametrize("partitions", [1, 7])
+def test_sql_sketches_are_byte_identical_to_the_core(nspark, partitions):
+    rows = _rows()
+    df = nspark.createDataFrame(rows, SCHEMA).repartition(partitions)
+    exprs, expected = [], []
+    for key in KEYS:
+        for weight in (None, "wi", "wd"):
+            w = "" if weight is None else f"{weight}, "
+            name = f"{key}_{weight}"
+            exprs.append(f"skim_sketch_agg({key}, {w}4096, 11) AS d_{name}")
+            expected.append(_core(rows, key, weight, lambda dt: ss.SkimmedSketch.for_bytes(4096, seed=11, dtype=dt)))
+            exprs.append(f"skim_hash_sketch_agg({key}, {w}100, 5, 3) AS h_{name}")
+            expected.append(_core(rows, key, weight, lambda dt: ss.HashSketch(100, 5, 3, dtype=dt)))
+    exprs.append("skim_sketch_agg(kb) AS dflt")  # the library default: for_bytes(16384, seed=0)
+    expected.append(_core(rows, "kb", None, lambda dt: ss.SkimmedSketch.for_bytes(16384)))
+    for weight in (None, "wi", "wd"):  # a budget of 56 entries: the exact mode converts to counters
+        exprs.append(f"skim_sketch_agg(kb, {'' if weight is None else weight + ', '}1024, 2) AS small_{weight}")
+        expected.append(_core(rows, "kb", weight, lambda dt: ss.SkimmedSketch.for_bytes(1024, seed=2, dtype=dt)))
+    exprs.append("skim_sketch_agg(ks, 64, 3, 9) AS shaped")
+    expected.append(_core(rows, "ks", None, lambda dt: ss.SkimmedSketch(64, 3, 9)))
+    got = df.selectExpr(*exprs).collect()[0]
+    for name, blob, want in zip(got.asDict(), got, expected):
+        assert bytes(blob) == want, name
+    # both modes of the default sketch: exact entries (16 KB) and converted to counters (1 KB, 58 keys > 56)
+    assert ss.from_bytes(expected[-5]).exact_mode and not ss.from_bytes(expected[-4]).exact_mode
+
+
+def test_partial_aggregation_beside_builtins_and_group_by(nspark):
+    rows = _rows(6)
+    df = nspark.createDataFrame(rows, SCHEMA).repartition(3)
+    df.createOrReplaceTempView("native_t")
+    q = ("SELECT ki % 3 AS g, count(*) AS n, sum(wi) AS s, skim_sketch_agg(kb, wi) AS sk "
+         "FROM native_t GROUP BY ki % 3")
+    plan = "\n".join(r[0] for r in nspark.sql("EXPLAIN " + q).collect())
+    assert "ObjectHashAggregate" in plan and "partial_skim_sketch_agg" in plan
+    assert "Python" not in plan and "ArrowAggregate" not in plan
+    for r in nspark.sql(q).collect():
+        sel = [x for x in rows if (None if x[0] is None else int(math.fmod(x[0], 3))) == r.g]  # SQL %
+        assert r.n == len(sel)
+        assert bytes(r.sk) == _core(sel, "kb", "wi", lambda dt: ss.SkimmedSketch.for_bytes(16384))
+
+
+def test_zero_rows_give_one_empty_sketch_of_the_given_shape(nspark):
+    df = nspark.createDataFrame([], SCHEMA)
+    r = df.selectExpr("skim_hash_sketch_agg(kb, 64, 3, 7) AS h", "skim_sketch_agg(ks, wd) AS d",
+                      "count(*) AS n").collect()
+    assert len(r) == 1 and r[0].n == 0
+    assert bytes(r[0].h) == ss.HashSketch(64, 3, 7).to_bytes()
+    assert bytes(r[0].d) == ss.SkimmedSketch.for_bytes(16384, dtype="float64").to_bytes()
+    assert df.selectExpr("skim_union_agg(CAST(ks AS BINARY)) AS u").collect()[0].u is None
+
+
+def test_nulls_count_as_null_weight_and_null_or_nan_weights_are_skipped(nspark):
+    df = nspark.createDataFrame([(None, 2.0), (None, None), (1, float("nan")), (1, 1.5), (None, 0.5)],
+                                "k bigint, w double")
+    sk = ss.from_bytes(bytes(df.selectExpr("skim_hash_sketch_agg(k, w, 16, 3) AS s").collect()[0].s))
+    assert sk.null_weight == 2.5 and sk.total_weight == 1.5
+    nulls = ss.from_bytes(bytes(df.selectExpr("skim_sketch_agg(k) AS s").where("true").collect()[0].s))
+    assert nulls.null_weight == 3 and nulls.total_weight == 2 and nulls.key_domain == "int"
+    only = nspark.createDataFrame([(None,), (None,)], "k string").selectExpr("skim_sketch_agg(k) AS s")
+    sk = ss.from_bytes(bytes(only.collect()[0].s))
+    assert sk.null_weight == 2 and sk.key_domain is None and sk.total_weight == 0
+
+
+def test_incompatible_merges_fail_naming_the_field(nspark):
+    df = nspark.createDataFrame([(1, "a")], "k bigint, s string")
+    with pytest.raises(Exception, match="width differs"):
+        df.selectExpr("skim_union(skim_hash_sketch_agg(k, 16, 3), skim_hash_sketch_agg(k, 32, 3)) AS u") \
+            .groupBy().agg({"u": "count"}).collect()
+    with pytest.raises(Exception, match="key_domain differs"):
+        df.selectExpr("skim_union(skim_hash_sketch_agg(k, 16, 3), skim_hash_sketch_agg(s, 16, 3))").collect()
+    two = df.selectExpr("skim_hash_sketch_agg(k, 16, 3, 1) AS s").union(
+        df.selectExpr("skim_hash_sketch_agg(k, 16, 3, 2) AS s"))
+    with pytest.raises(Exception, match="seed differs"):
+        two.selectExpr("skim_union_agg(s)").collect()
+
+
+def test_unsupported_types_and_parameters_are_analysis_errors(nspark):
+    from pyspark.errors import AnalysisException
+
+    df = nspark.createDataFrame([(1.5, 1, "x")], "d double, k bigint, s string")
+    with pytest.raises(AnalysisException, match=r"key has type double.*CAST\(key AS BIGINT\)"):
+        df.selectExpr("skim_sketch_agg(d)").collect()
+    with pytest.raises(AnalysisException, match="weight has type string"):
+        df.selectExpr("skim_sketch_agg(k, s)").collect()
+    with pytest.raises(AnalysisException, match="nbytes must be"):
+        df.selectExpr("skim_sketch_agg(k, 10)").collect()
+    with pytest.raises(AnalysisException, match="depth must be in"):
+        df.selectExpr("skim_hash_sketch_agg(k, 16, 0)").collect()
+    with pytest.raises(AnalysisException, match="seed must be >= 0"):
+        df.selectExpr("skim_hash_sketch_agg(k, 16, 3, -1)").collect()
+
+
+def test_daily_sketch_table_through_parquet_union_and_estimate(nspark, tmp_path):
+    rows = _rows(8)
+    df = nspark.createDataFrame([(i % 4, r[1], r[2]) for i, r in enumerate(rows)], "day int, k bigint, s string")
+    df.createOrReplaceTempView("events")
+    daily = nspark.sql("SELECT day, skim_sketch_agg(k) AS sk, skim_sketch_agg(s) AS ss FROM events GROUP BY day")
+    daily.write.parquet(str(tmp_path / "daily"))
+    nspark.read.parquet(str(tmp_path / "daily")).createOrReplaceTempView("daily")
+    spark_udaf.register(nspark)
+    r = nspark.sql("SELECT skim_union_agg(sk) AS a, skim_union_agg(ss) AS b FROM daily").collect()[0]
+    keys = [x[1] for x in rows]
+    assert bytes(r.a) == ss.SkimmedSketch.for_bytes(16384).update(keys).to_bytes()
+    assert bytes(r.b) == ss.SkimmedSketch.for_bytes(16384).update([x[2] for x in rows]).to_bytes()
+    est = nspark.sql("SELECT skim_join_size(skim_union_agg(sk), skim_union_agg(sk)) AS j FROM daily").collect()[0].j
+    counts = {}
+    for k in keys:
+        if k is not None:
+            counts[k] = counts.get(k, 0) + 1
+    exact = sum(c * c for c in counts.values())
+    a = ss.from_bytes(bytes(r.a))
+    assert est == pytest.approx(a.join_size(a).value)
+    assert math.isclose(est, exact, rel_tol=0.2)
+
+
+def test_register_reports_the_native_functions(nspark):
+    names = spark_udaf.register(nspark)
+    assert set(native.FUNCTIONS) <= set(names)
+
+
+@pytest.mark.parametrize("make", [lambda: ss.HashSketch(128, 5, 2), lambda: ss.SkimmedSketch(64, 5, 1, domain=600),
+                                  lambda: ss.SkimmedSketch.for_bytes(8192, seed=4)])
+def test_sketch_column_native_and_python_paths_agree(nspark, make, caplog):
+    rows = [(r[0] if r[0] is None else abs(r[0]), r[4]) for r in _rows(9)]
+    df = nspark.createDataFrame(rows, "k int, w int").repartition(3)
+    with caplog.at_level("INFO", logger="spark_udaf"):
+        fast = spark_udaf.sketch_column(df, "k", make(), "w", path="native")
+    assert "native path" in caplog.text
+    slow = spark_udaf.sketch_column(df, "k", make(), "w", path="python")
+    assert fast.to_bytes() == slow.to_bytes()
+    assert spark_udaf.sketch_column(df, "k", make(), "w").to_bytes() == slow.to_bytes()
+
+
+def test_python_path_remains_for_what_the_jvm_does_not_build(nspark, caplog):
+    df = nspark.createDataFrame([(1, 0.5), (2, 1.5), (1, 2.0)], "k bigint, w double")
+    with pytest.raises(ValueError, match="path='native' is not possible here: AGMSSketch"):
+        spark_udaf.sketch_column(df, "k", ss.AGMSSketch(16, 3), path="native")
+    with caplog.at_level("INFO", logger="spark_udaf"):
+        agms = spark_udaf.sketch_column(df, "k", ss.AGMSSketch(16, 3))
+    assert "Python path (AGMSSketch" in caplog.text
+    assert agms.to_bytes() == ss.AGMSSketch(16, 3).update([1, 2, 1]).to_bytes()
+    with pytest.raises(ValueError, match="weight type double with int64 counters"):
+        spark_udaf.sketch_column(df, "k", ss.HashSketch(16, 3), "w", path="native")
+    with pytest.raises(ValueError, match="path must be one of"):
+        spark_udaf.sketch_column(df, "k", ss.HashSketch(16, 3), path="jvm")
+
+
+def test_sketch_by_and_estimate_join_size_use_the_native_path(nspark):
+    rows = _rows(10)
+    df = nspark.createDataFrame([(i % 3, r[1], r[5]) for i, r in enumerate(rows)], "day int, k bigint, w double")
+    sk = ss.HashSketch(256, 5, 1, dtype="float64")
+    fast = {r.day: bytes(r.sketch) for r in spark_udaf.sketch_by(df, "k", sk, "day", "w", path="native").collect()}
+    slow = {r.day: bytes(r.sketch) for r in spark_udaf.sketch_by(df, "k", sk, "day", "w", path="python").collect()}
+    assert fast == slow and len(fast) == 3
+    e_native = spark_udaf.estimate_join_size(df, "k", df, "k")
+    e_python = spark_udaf.estimate_join_size(df, "k", df, "k", path="python")
+    assert e_native.detail["build_path"] == "native" and e_python.detail["build_path"] == "python"
+    assert e_native.value == e_python.value
