@@ -247,6 +247,17 @@ PAIR_VERSION = 1
 _PAIR = struct.Struct("<4sB3sIIQ")  # 24 bytes
 
 
+def _check_extension(what: str, magic: bytes, want_magic: bytes, version: int, want_version: int,
+                     reserved_ok: bool) -> None:
+    """The checks every extension's head shares: magic, layout version, reserved bytes."""
+    if magic != want_magic:
+        raise CorruptSketchError(f"bad {what} extension magic {magic!r}")
+    if version != want_version:
+        raise CorruptSketchError(f"unknown {what} extension version {version}")
+    if not reserved_ok:
+        raise CorruptSketchError(f"reserved {what} extension bytes are set")
+
+
 def encode_pair(width_a: int, width_b: int, seed_b: int) -> bytes:
     return _PAIR.pack(PAIR_MAGIC, PAIR_VERSION, b"\0\0\0", width_a, width_b, seed_b)
 
@@ -256,12 +267,7 @@ def decode_pair(ext: bytes) -> tuple[int, int, int]:
     if len(ext) != _PAIR.size:
         raise CorruptSketchError(f"pair extension size mismatch: {len(ext)} bytes, expected {_PAIR.size}")
     magic, version, reserved, width_a, width_b, seed_b = _PAIR.unpack(ext)
-    if magic != PAIR_MAGIC:
-        raise CorruptSketchError(f"bad pair extension magic {magic!r}")
-    if version != PAIR_VERSION:
-        raise CorruptSketchError(f"unknown pair extension version {version}")
-    if reserved != b"\0\0\0":
-        raise CorruptSketchError("reserved pair extension bytes are set")
+    _check_extension("pair", magic, PAIR_MAGIC, version, PAIR_VERSION, reserved == b"\0\0\0")
     return width_a, width_b, seed_b
 
 
@@ -335,12 +341,8 @@ def decode_key_range(ext: bytes, head: Header) -> tuple[int, int] | None:
     if len(ext) != _KEY_RANGE.size:
         raise CorruptSketchError(f"key range extension has {len(ext)} bytes, expected {_KEY_RANGE.size}")
     magic, version, has, reserved, low, high = _KEY_RANGE.unpack(ext)
-    if magic != KEY_RANGE_MAGIC:
-        raise CorruptSketchError(f"bad key range extension magic {magic!r}")
-    if version != KEY_RANGE_VERSION:
-        raise CorruptSketchError(f"unknown key range extension version {version}")
-    if reserved != b"\0\0" or has not in (0, 1):
-        raise CorruptSketchError("reserved key range extension bytes are set")
+    _check_extension("key range", magic, KEY_RANGE_MAGIC, version, KEY_RANGE_VERSION,
+                     reserved == b"\0\0" and has in (0, 1))
     if not has:
         if low or high:
             raise CorruptSketchError("key range bounds are set but the sketch has no range")

@@ -442,20 +442,7 @@ public final class SketchState implements Externalizable {
         int hn = spec.hierLg > 0 ? Hashing.LEVELS * spec.hierDepth * (1 << spec.hierLg) : 0;
         int ext = spec.hierLg > 0 ? HIER_HEADER + cw * hn : spec.range ? Spec.KEY_RANGE_BYTES : 0;
         ByteBuffer b = ByteBuffer.allocate(HEADER + ext + cw * n + 4).order(ByteOrder.LITTLE_ENDIAN);
-        b.put((byte) 'S').put((byte) 'K').put((byte) 'S').put((byte) 'K');
-        b.putShort((short) 2);
-        b.put((byte) spec.kind);
-        int flags = (zero && weightsZero ? 1 : 0) | (spec.domain != 0 ? 2 : 0) | (spec.isFloat ? 4 : 0);
-        b.put((byte) flags);
-        b.putInt(spec.width).putInt(spec.depth).putLong(spec.seed).putLong(spec.domain);
-        b.put((byte) ctype).put((byte) kd).put((byte) 0).put((byte) 0);
-        b.putDouble(spec.param);
-        if (spec.isFloat) {
-            b.putDouble(ftotal).putDouble(fnull);
-        } else {
-            b.putLong(total).putLong(nullWeight);
-        }
-        b.putInt(ext);
+        putHeader(b, zero && weightsZero, 0, ctype, kd, ext);
         if (spec.hierLg > 0) {
             b.put((byte) 'H').put((byte) 'I').put((byte) 'E').put((byte) 'R');
             b.put((byte) 1).put((byte) Hashing.LEVELS).put((byte) Hashing.TOP_BITS).put((byte) Hashing.FANOUT_BITS);
@@ -472,6 +459,24 @@ public final class SketchState implements Externalizable {
         crc.update(b.array(), 0, b.position());
         b.putInt((int) crc.getValue());
         return b.array();
+    }
+
+    /** The 64-byte header of format version 2 ({@code extraFlags}: 8 in exact mode). */
+    private void putHeader(ByteBuffer b, boolean empty, int extraFlags, int ctype, int kd, int ext) {
+        b.put((byte) 'S').put((byte) 'K').put((byte) 'S').put((byte) 'K');
+        b.putShort((short) 2);
+        b.put((byte) spec.kind);
+        int flags = (empty ? 1 : 0) | (spec.domain != 0 ? 2 : 0) | (spec.isFloat ? 4 : 0) | extraFlags;
+        b.put((byte) flags);
+        b.putInt(spec.width).putInt(spec.depth).putLong(spec.seed).putLong(spec.domain);
+        b.put((byte) ctype).put((byte) kd).put((byte) 0).put((byte) 0);
+        b.putDouble(spec.param);
+        if (spec.isFloat) {
+            b.putDouble(ftotal).putDouble(fnull);
+        } else {
+            b.putLong(total).putLong(nullWeight);
+        }
+        b.putInt(ext);
     }
 
     /** Format version 2 in exact mode: flag bit 3, the EXCT extension with the entries, no counters. */
@@ -504,20 +509,7 @@ public final class SketchState implements Externalizable {
         boolean weightsZero = spec.isFloat ? ftotal == 0 && fnull == 0 : total == 0 && nullWeight == 0;
         int ext = 12 + n * (8 + cw);
         ByteBuffer b = ByteBuffer.allocate(HEADER + ext + 4).order(ByteOrder.LITTLE_ENDIAN);
-        b.put((byte) 'S').put((byte) 'K').put((byte) 'S').put((byte) 'K');
-        b.putShort((short) 2);
-        b.put((byte) spec.kind);
-        int flags = (n == 0 && weightsZero ? 1 : 0) | (spec.domain != 0 ? 2 : 0) | (spec.isFloat ? 4 : 0) | 8;
-        b.put((byte) flags);
-        b.putInt(spec.width).putInt(spec.depth).putLong(spec.seed).putLong(spec.domain);
-        b.put((byte) ctype).put((byte) (n > 0 ? keyDomain : 0)).put((byte) 0).put((byte) 0);
-        b.putDouble(spec.param);
-        if (spec.isFloat) {
-            b.putDouble(ftotal).putDouble(fnull);
-        } else {
-            b.putLong(total).putLong(nullWeight);
-        }
-        b.putInt(ext);
+        putHeader(b, n == 0 && weightsZero, 8, ctype, n > 0 ? keyDomain : 0, ext);
         b.put((byte) 'E').put((byte) 'X').put((byte) 'C').put((byte) 'T');
         b.put((byte) 1).put((byte) spec.hierLg).put((byte) spec.hierDepth).put((byte) 0);
         b.putInt(n);
