@@ -144,7 +144,12 @@ def main(argv=None) -> int:
             print(f"tables     : left {args.rows:,} rows, right {args.right_rows:,} rows; Zipf z={args.zipf} over "
                   f"[0, {args.domain:,}), right shifted by {args.shift} (written to Parquet in {t_gen:.2f} s)")
         shape = ", ".join(f"{k}={v}" for k, v in template.params.items())
-        print(f"sketch     : {type(template).__name__}({shape}), {template.nbytes:,} bytes each")
+        if getattr(template, "exact_mode", False):  # exact while few keys, then counters: the budget bounds both
+            size = (f"at most {args.nbytes:,} bytes each (exact up to {template.exact_capacity:,} distinct keys, "
+                    "then counters)")
+        else:
+            size = f"{template.nbytes:,} bytes each"
+        print(f"sketch     : {type(template).__name__}({shape}), {size}")
         t0 = time.perf_counter()
         est = estimate_join_size(lpath, lcol, rpath, lcol, template, confidence=args.confidence,
                                  tolerance=args.tolerance)
