@@ -62,7 +62,9 @@ def test_default_sketch_is_the_library_default_for_the_budget(spark, tmp_path, c
     out = capsys.readouterr().out
     expected = ss.SkimmedSketch.for_bytes(4096, seed=0, domain=500)
     shape = ", ".join(f"{k}={v}" for k, v in expected.params.items())
-    assert f"sketch     : SkimmedSketch({shape}), {expected.nbytes:,} bytes each" in out
+    assert expected.exact_mode  # the default starts exact: the line states the budget and the capacity
+    assert (f"sketch     : SkimmedSketch({shape}), at most 4,096 bytes each (exact up to "
+            f"{expected.exact_capacity:,} distinct keys, then counters)") in out
     assert (tmp_path / "left").is_dir() and (tmp_path / "right").is_dir()  # --workdir keeps the tables
 
 
