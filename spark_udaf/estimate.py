@@ -94,7 +94,9 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
     check_columns(right, rcol, template, rweight)
     native_build.check_path(path)
     t0 = time.perf_counter()
-    native_sides = lpath is None and rpath is None and path != "python" and all(
+    # "auto": plain Parquet scans on both sides are read fastest by the Parquet fast path (see sketch_column)
+    scans = path == "auto" and bool(plain_parquet_scan(left)) and bool(plain_parquet_scan(right))
+    native_sides = lpath is None and rpath is None and path != "python" and not scans and all(
         native_build.native_reason(df, col, template, w) is None
         for df, col, w in ((left, lcol, lweight), (right, rcol, rweight)))
     if path == "native" and not native_sides:

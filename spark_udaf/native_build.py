@@ -19,7 +19,7 @@ import skimsketch as ss
 from . import native
 from ._common import check_columns, field_of, worker_errors
 
-__all__ = ["PATHS", "check_path", "native_reason", "sketch_by", "sketch_column"]
+__all__ = ["PATHS", "check_path", "log_path", "native_reason", "sketch_by", "sketch_column"]
 
 #: Values of the ``path`` argument of the builders: "auto" (native when possible), "native", "python".
 PATHS = ("auto", "native", "python")
@@ -66,9 +66,13 @@ def _use_native(df, column, sketch, weight, path) -> bool:
     reason = native_reason(df, column, sketch, weight)
     if reason is not None and path == "native":
         raise ValueError(f"path='native' is not possible here: {reason}; use path='auto' or 'python'")
-    _log.info("building the sketch of %r: %s", column, "native path (JVM)" if reason is None
-              else f"Python path ({reason})")
+    log_path(column, "native path (JVM)" if reason is None else f"Python path ({reason})")
     return reason is None
+
+
+def log_path(column: str, which: str) -> None:
+    """Say on the ``spark_udaf`` logger which path builds the sketch of ``column``."""
+    _log.info("building the sketch of %r: %s", column, which)
 
 
 def sketch_column(df, column: str, sketch, weight: str | None = None, path: str = "auto"):

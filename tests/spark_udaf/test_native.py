@@ -211,3 +211,22 @@ def test_sketch_by_and_estimate_join_size_use_the_native_path(nspark):
     e_python = spark_udaf.estimate_join_size(df, "k", df, "k", path="python")
     assert e_native.detail["build_path"] == "native" and e_python.detail["build_path"] == "python"
     assert e_native.value == e_python.value
+
+
+def test_auto_reads_a_plain_parquet_scan_with_the_fast_path(nspark, tmp_path, caplog):
+    """On a plain Parquet scan "auto" takes the pyarrow fast path (measured fastest); the bytes equal
+    the JVM's, and "native" still forces the JVM."""
+    rows = [(r[0] if r[0] is None else abs(r[0]), r[4]) for r in _rows(11)]
+    nspark.createDataFrame(rows, "k int, w int").write.parquet(str(tmp_path / "t"))
+    df = nspark.read.parquet(str(tmp_path / "t"))
+    with caplog.at_level("INFO", logger="spark_udaf"):
+        auto = spark_udaf.sketch_column(df, "k", ss.HashSketch(128, 5, 2), "w")
+    assert "Parquet fast path" in caplog.text and "native path" not in caplog.text
+    caplog.clear()
+    with caplog.at_level("INFO", logger="spark_udaf"):
+        jvm = spark_udaf.sketch_column(df, "k", ss.HashSketch(128, 5, 2), "w", path="native")
+    assert "native path" in caplog.text
+    assert auto.to_bytes() == jvm.to_bytes()
+    e = spark_udaf.estimate_join_size(df, "k", df, "k")
+    assert e.detail["build_path"] == "python"
+    assert spark_udaf.estimate_join_size(df, "k", df, "k", path="native").detail["build_path"] == "native"
