@@ -22,13 +22,12 @@ import numpy as np
 
 from .errors import CounterOverflowError
 from .format import EXACT_HEADER_BYTES
-from .kernels import FLOAT_EXACT, I64, checked_add
+from .kernels import FLOAT_EXACT, I64, checked_add, fits_int32
 
 __all__ = ["ENTRY_BYTES", "ExactStore", "aggregate", "converted_delta", "exact_capacity"]
 
 ENTRY_BYTES = 16  # an int64 key and the widest weight (int64 or float64)
 _SMALL = float(1 << 60)  # conversion: integer entries whose absolute weights sum below this go in one batch
-_I32 = np.iinfo(np.int32)
 
 
 def exact_capacity(n_counters: int, float_counters: bool) -> int:
@@ -133,7 +132,7 @@ class ExactStore:
 
     def narrowest_width(self) -> int:
         """Bytes per weight of the narrowest type holding them all (what the format writes)."""
-        return 8 if self._float else (4 if _fits32(self._weights) else 8)
+        return 8 if self._float else (4 if fits_int32(self._weights) else 8)
 
     @property
     def nbytes(self) -> int:
@@ -215,12 +214,8 @@ class ExactStore:
         return self.plus(other._keys, -w, what)
 
 
-def _fits32(a: np.ndarray) -> bool:
-    return a.dtype.itemsize <= 4 or a.size == 0 or (_I32.min <= int(a.min()) and int(a.max()) <= _I32.max)
-
-
 def _narrowest(a: np.ndarray) -> np.ndarray:
-    return a.astype(np.int32 if _fits32(a) else np.int64)
+    return a.astype(np.int32 if fits_int32(a) else np.int64)
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:

@@ -112,6 +112,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import CorruptSketchError
+from .kernels import fits_int32
 from .hashing import MAX_DEPTH
 from .hierarchy_shape import (
     FANOUT_BITS,
@@ -133,7 +134,6 @@ READ_VERSIONS = (1, 2)  # what decode reads
 COUNTER_TYPES = {1: np.dtype("<i8"), 2: np.dtype("<f8"), 3: np.dtype("<i4")}  # version 1: types 1 and 2 only
 _INT_TYPE = {4: 3, 8: 1}  # integer counter width in bytes -> counter type
 KEY_DOMAINS = {0: None, 1: "int", 2: "str"}  # unknown (no non-null key yet), integers, strings/bytes
-_I32 = np.iinfo(np.int32)
 MAX_ROW_COUNTERS = 1 << 26  # counters per table: a width (<= 2**24), or a pair sketch's width_a * width_b
 FLAG_EMPTY, FLAG_DOMAIN, FLAG_FLOAT, FLAG_EXACT = 1, 2, 4, 8
 _HEAD = struct.Struct("<4sHBBIIQQB3sd")  # up to the kind parameter: 44 bytes
@@ -408,7 +408,7 @@ def decode_exact(ext: bytes, head: Header, hier_shape: tuple[int, int], capacity
         if not np.isfinite(weights).all():
             raise CorruptSketchError("exact-mode weights contain NaN or infinity")
     else:
-        if dt.itemsize == 8 and n and _I32.min <= int(weights.min()) and int(weights.max()) <= _I32.max:
+        if dt.itemsize == 8 and n and fits_int32(weights):
             raise CorruptSketchError("non-canonical weight width: int64 weights that all fit in int32")
         if sum(weights.tolist()) != head.total_weight:
             raise CorruptSketchError("exact-mode weights do not sum to the total weight")

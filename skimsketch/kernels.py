@@ -12,10 +12,16 @@ import numpy as np
 
 from .errors import CounterOverflowError
 
-__all__ = ["FLOAT_EXACT", "I64", "accumulate_cells", "as_counter_delta", "checked_add", "scale_batch",
+__all__ = ["FLOAT_EXACT", "I64", "accumulate_cells", "as_counter_delta", "checked_add", "fits_int32", "scale_batch",
            "weight_total"]
 
 I64 = np.iinfo(np.int64)
+_I32 = np.iinfo(np.int32)
+
+
+def fits_int32(a: np.ndarray) -> bool:
+    """Whether every value of the integer array ``a`` fits in int32 (the compact counter width)."""
+    return a.dtype.itemsize <= 4 or a.size == 0 or (_I32.min <= int(a.min()) and int(a.max()) <= _I32.max)
 _CHUNK = 1 << 15  # keys hashed per step: keeps temporaries in cache
 # bincount accumulates in float64: exact while every partial sum stays below 2**53
 FLOAT_EXACT = float(2**52)

@@ -26,12 +26,11 @@ import math
 import numpy as np
 
 from .errors import CounterOverflowError
-from .kernels import I64, checked_add
+from .kernels import I64, checked_add, fits_int32
 
 __all__ = ["INT_COUNTER_BYTES", "LinearState"]
 
 INT_COUNTER_BYTES = 4  # default integer counter size (int32), widened to 8 (int64) when a value needs it
-_I32 = np.iinfo(np.int32)
 
 
 class LinearState:
@@ -80,7 +79,7 @@ class LinearState:
         """Bytes per counter of the narrowest type holding every value (what the format writes)."""
         if self._float:
             return 8
-        return 4 if all(_fits32(a) for a in self._arrays.values()) else 8
+        return 4 if all(fits_int32(a) for a in self._arrays.values()) else 8
 
     def array(self, name: str) -> np.ndarray:
         """The array itself (for the owning sketch's computations; never write to it)."""
@@ -151,7 +150,7 @@ class LinearState:
             if not (I64.min <= total <= I64.max and I64.min <= null <= I64.max):
                 raise CounterOverflowError(f"{what} would overflow the int64 total weight; the sketch is unchanged")
             if self.counter_width == 4:
-                if all(_fits32(a) for a in new.values()):
+                if all(fits_int32(a) for a in new.values()):
                     new = {k: a.astype(np.int32) for k, a in new.items()}
                 else:  # widen every array exactly, all at once
                     new = {k: self._arrays[k].astype(np.int64) for k in self._arrays} | new
@@ -172,10 +171,6 @@ class LinearState:
         self.add(neg, -other._total, -other._null, what)
 
 
-def _fits32(a: np.ndarray) -> bool:
-    return a.dtype.itemsize <= 4 or a.size == 0 or (_I32.min <= int(a.min()) and int(a.max()) <= _I32.max)
-
-
 def _narrowest(arrays: dict) -> dict:
-    dt = np.int32 if all(_fits32(a) for a in arrays.values()) else np.int64
+    dt = np.int32 if all(fits_int32(a) for a in arrays.values()) else np.int64
     return {k: a.astype(dt) for k, a in arrays.items()}
