@@ -547,8 +547,7 @@ class SkimmedSketch(HashSketch):
         """(mask of the dense keys a report would not name, (depth, width) sketch of those keys)."""
         if self._exact is not None:  # exact mode: every key is known, none is in doubt
             return np.zeros(len(res.keys), dtype=bool), np.zeros((self._depth, self._width))
-        b, s = family(self._seed).buckets_signs(res.keys, self._width, self._depth)
-        ok, _ = reported(res.residual, b.astype(np.intp), s.astype(np.float64), res.values, res.tested)
+        ok, _, b, s = self._report(res)
         vals = np.where(ok, 0.0, res.values)
         return ~ok, np.stack([np.bincount(b[p], weights=vals * s[p], minlength=self._width)
                               for p in range(self._depth)])
@@ -570,9 +569,15 @@ class SkimmedSketch(HashSketch):
     def _reported(self, res: SkimResult):
         """(keys, values, resolution) of the dense keys a report may name (:func:`skimdense.reported`:
         chance passes controlled per query, not per peeling round)."""
-        b, s = family(self._seed).buckets_signs(res.keys, self._width, self._depth)
-        ok, t = reported(res.residual, b.astype(np.intp), s.astype(np.float64), res.values, res.tested)
+        ok, t, _, _ = self._report(res)
         return res.keys[ok], res.values[ok], max(res.resolution, t)  # t is within res.resolution (skimdense)
+
+    def _report(self, res: SkimResult):
+        """(mask of the dense keys a report may name, its threshold, their buckets, their signs)."""
+        b, s = family(self._seed).buckets_signs(res.keys, self._width, self._depth)
+        b, s = b.astype(np.intp), s.astype(np.float64)
+        ok, t = reported(res.residual, b, s, res.values, res.tested)
+        return ok, t, b, s
 
     # -- ESTSKIMJOINSIZE ----------------------------------------------------
     def join_size(self, other, confidence: float = 0.95, bound: str = "normal") -> Estimate:
