@@ -13,7 +13,6 @@ final class Hashing {
     static final int LEVELS = 6;
     static final int TOP_BITS = 12;
     static final int FANOUT_BITS = 8;
-    private static final int[] TABLE_SIZES = {1 << 16, 1 << 16, (1 << 17) - 1};
     private static final int ZMUL = 0x9E3779B1;
     private static final ConcurrentHashMap<String, Family> FAMILIES = new ConcurrentHashMap<>();
     private static final ConcurrentHashMap<String, Prefixes> PREFIXES = new ConcurrentHashMap<>();
@@ -50,26 +49,28 @@ final class Hashing {
         return PREFIXES.computeIfAbsent(seed + "/" + hierDepth, k -> new Prefixes(seed, hierDepth));
     }
 
+    /**
+     * The tabulation hash of one seed: word_j(key) = T_0[c0][j] ^ T_1[c1][j] ^ T_2[c0 + c1][j] over the
+     * key's 32-bit fold (c0, c1 its 16-bit halves). The core keeps the tables in memory; here each
+     * entry is computed from its definition (3 splitmix64 calls per word), which is as fast as a
+     * lookup in a warm cache and does not stall on the tables' 6 MB (per seed, depth 5) when a Spark
+     * task's other work has evicted them.
+     */
     static final class Family {
         final int nWords;
         final long a;
         final long b;
-        final long[][] tables = new long[3][];
+        private final long s0;
+        private final long s1;
+        private final long s2;
 
         Family(long seed, int nWords) {
             this.nWords = nWords;
             this.a = state(seed, 0);
             this.b = mix(a + G);
-            for (int i = 0; i < 3; i++) {
-                long st = state(seed, i + 1);
-                long[] t = new long[TABLE_SIZES[i] * nWords];
-                for (int c = 0; c < TABLE_SIZES[i]; c++) {
-                    for (int j = 0; j < nWords; j++) {
-                        t[c * nWords + j] = entry(st, c, j);
-                    }
-                }
-                tables[i] = t;
-            }
+            this.s0 = state(seed, 1);
+            this.s1 = state(seed, 2);
+            this.s2 = state(seed, 3);
         }
 
         /** 64 -> 32 bit fold: lo32(x) XOR hi32(a*hi32(x) + b), as an unsigned value in an int. */
@@ -79,16 +80,15 @@ final class Hashing {
             return (int) key ^ (int) (g >>> 32);
         }
 
-        /** word_0 .. word_{nWords-1} of the key into out. */
+        /** word_0 .. word_{nWords-1} of the key into out (entry(s_i, c, j) = T_i[c][j]). */
         void words(long key, long[] out) {
             int f = fold(key);
-            int c0 = f & 0xFFFF;
-            int c1 = f >>> 16;
-            int c2 = c0 + c1;
-            int o0 = c0 * nWords, o1 = c1 * nWords, o2 = c2 * nWords;
-            long[] t0 = tables[0], t1 = tables[1], t2 = tables[2];
+            long c0 = f & 0xFFFF;
+            long c1 = f >>> 16;
+            long c2 = c0 + c1;
             for (int j = 0; j < nWords; j++) {
-                out[j] = t0[o0 + j] ^ t1[o1 + j] ^ t2[o2 + j];
+                long base = ((long) j << 18) + 1; // entry(st, c, j) = mix(st + (j * 2^18 + c + 1) G)
+                out[j] = mix(s0 + (base + c0) * G) ^ mix(s1 + (base + c1) * G) ^ mix(s2 + (base + c2) * G);
             }
         }
     }

@@ -151,15 +151,27 @@ public final class SketchState implements Externalizable {
         }
     }
 
+    /**
+     * Adds +w or -w (the cell's sign bit) to each cell's counter. Branch-free on the sign, which is a
+     * coin flip per cell (a sign branch mispredicts half the time and doubled the cost of a row).
+     */
     private static void addCells(long[] a, int[] cells, long w) {
+        if (w == Long.MIN_VALUE) { // -w does not exist: subtract instead
+            for (int c : cells) {
+                a[c >>> 1] = (c & 1) == 0 ? Math.addExact(a[c >>> 1], w) : Math.subtractExact(a[c >>> 1], w);
+            }
+            return;
+        }
         for (int c : cells) {
-            a[c >>> 1] = (c & 1) == 0 ? Math.addExact(a[c >>> 1], w) : Math.subtractExact(a[c >>> 1], w);
+            long neg = -(long) (c & 1); // 0 or all ones
+            int i = c >>> 1;
+            a[i] = Math.addExact(a[i], (w ^ neg) - neg);
         }
     }
 
     private static void addCells(double[] a, int[] cells, double w) {
         for (int c : cells) {
-            a[c >>> 1] += (c & 1) == 0 ? w : -w;
+            a[c >>> 1] += w * (1 - ((c & 1) << 1));
         }
     }
 
@@ -239,11 +251,42 @@ public final class SketchState implements Externalizable {
             }
             return;
         }
+        if (spec.hierLg == 0 && w != Long.MIN_VALUE) {
+            addMain(key, kd, w);
+            return;
+        }
         cells(key, kd, w != 0);
         try {
             addCells(counters, mainCells, w);
             if (prefixes != null) {
                 addCells(hier, hierCells, w);
+            }
+            total = Math.addExact(total, w);
+        } catch (ArithmeticException e) {
+            throw overflow();
+        }
+    }
+
+    /**
+     * The per-row hot path of integer counters without a hierarchy: the same cells as cells() and
+     * addCells(), computed and added in one loop (no cell array, no sign branch).
+     */
+    private void addMain(long key, int kd, long w) {
+        checkKey(key);
+        noteDomain(kd);
+        if (w != 0) {
+            observe(key, kd);
+        }
+        hashing();
+        family.words(key, words);
+        long[] a = counters;
+        int width = spec.width;
+        try {
+            for (int p = 0, base = 0; p < spec.depth; p++, base += width) {
+                int u = Hashing.rowHash(words, p);
+                long neg = u >> 31; // 0 or all ones: the sign bit of the row hash
+                int i = base + Hashing.bucket(u, width);
+                a[i] = Math.addExact(a[i], (w ^ neg) - neg);
             }
             total = Math.addExact(total, w);
         } catch (ArithmeticException e) {

@@ -215,13 +215,17 @@ public final class SkimFunctions {
             throw error(fn + ": expected (key [, weight] [, nbytes [, seed] | width, depth, seed]), got " + n
                     + " constant parameters");
         }
-        BuildAgg agg = new BuildAgg(spec, bytesKeys, weight != null);
         List<Expression> children = new ArrayList<>();
-        children.add(new Cast(key, bytesKeys ? DataTypes.BinaryType : DataTypes.LongType, Option.empty()));
+        children.add(castTo(key, bytesKeys ? DataTypes.BinaryType : DataTypes.LongType));
         if (weight != null) {
-            children.add(new Cast(weight, isFloat ? DataTypes.DoubleType : DataTypes.LongType, Option.empty()));
+            children.add(castTo(weight, isFloat ? DataTypes.DoubleType : DataTypes.LongType));
         }
-        return aggregate(fn, agg, agg.inputEncoder(), children);
+        return new BuildAggregate(fn, spec, bytesKeys, seq(children), 0, 0);
+    }
+
+    /** e as type t (itself when it already has that type). */
+    private static Expression castTo(Expression e, DataType t) {
+        return e.dataType().equals(t) ? e : new Cast(e, t, Option.empty());
     }
 
     private interface SpecMaker {

@@ -134,6 +134,22 @@ final class Spec implements Serializable {
     }
 
     @Override
+    public boolean equals(Object o) {
+        if (!(o instanceof Spec)) {
+            return false;
+        }
+        Spec x = (Spec) o;
+        return kind == x.kind && width == x.width && depth == x.depth && seed == x.seed && domain == x.domain
+                && Double.compare(param, x.param) == 0 && hierLg == x.hierLg && hierDepth == x.hierDepth
+                && isFloat == x.isFloat && range == x.range && exact == x.exact;
+    }
+
+    @Override
+    public int hashCode() {
+        return java.util.Objects.hash(kind, width, depth, seed, domain, param, hierLg, hierDepth, isFloat, range, exact);
+    }
+
+    @Override
     public String toString() {
         String s = kindName(kind) + "(width=" + width + ", depth=" + depth + ", seed=" + Long.toUnsignedString(seed);
         if (domain != 0) {

@@ -1,0 +1,205 @@
+package io.skimsketch.spark;
+
+import java.util.Objects;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.aggregate.ImperativeAggregate;
+import org.apache.spark.sql.catalyst.expressions.aggregate.TypedImperativeAggregate;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import scala.collection.immutable.IndexedSeq;
+import scala.collection.immutable.Seq;
+
+/**
+ * The build aggregates (skim_sketch_agg, skim_hash_sketch_agg, skim_sketch_like_agg): one sketch of
+ * a key column, optionally weighted, as a TypedImperativeAggregate, so Spark plans an
+ * ObjectHashAggregate with a map-side partial step and evaluates the key directly (no encoder
+ * round trip per row). Children: the key (bigint, or binary hashed through fingerprint64) and
+ * optionally the weight (bigint, or double for float counters). NULL keys add their weight to the
+ * null weight; rows with a NULL (or NaN) weight are skipped, as the Python builders do. The
+ * partial buffer is shuffled as the core's bytes.
+ */
+public final class BuildAggregate extends TypedImperativeAggregate<SketchState> implements java.io.Serializable {
+    private static final long serialVersionUID = 1L;
+    private final String name;
+    private final Spec spec;
+    private final boolean bytesKeys;
+    private final Seq<Expression> children;
+    private final int mutableAggBufferOffset;
+    private final int inputAggBufferOffset;
+    private final Expression key;
+    private final Expression weight;
+
+    public BuildAggregate(String name, Spec spec, Boolean bytesKeys, Seq<Expression> children,
+                          Integer mutableAggBufferOffset, Integer inputAggBufferOffset) {
+        this.name = name;
+        this.spec = spec;
+        this.bytesKeys = bytesKeys;
+        this.children = children;
+        this.mutableAggBufferOffset = mutableAggBufferOffset;
+        this.inputAggBufferOffset = inputAggBufferOffset;
+        this.key = children.apply(0);
+        this.weight = children.length() > 1 ? children.apply(1) : null;
+    }
+
+    @Override
+    public SketchState createAggregationBuffer() {
+        return new SketchState(spec);
+    }
+
+    @Override
+    public SketchState update(SketchState b, InternalRow row) {
+        Object k = key.eval(row);
+        if (weight == null) {
+            add(b, k, 1L);
+            return b;
+        }
+        Object w = weight.eval(row);
+        if (w == null) {
+            return b;
+        }
+        if (spec.isFloat) {
+            double x = (Double) w;
+            if (Double.isNaN(x)) {
+                return b;
+            }
+            if (Double.isInfinite(x)) {
+                throw new IllegalArgumentException("skimsketch.errors.KeyTypeError: weights contain NaN or infinity ("
+                        + x + ")");
+            }
+            if (k == null) {
+                b.addNull(x);
+            } else {
+                b.add(canonical(k), keyDomain(), x);
+            }
+            return b;
+        }
+        add(b, k, (Long) w);
+        return b;
+    }
+
+    private void add(SketchState b, Object k, long w) {
+        if (k == null) {
+            b.addNull(w);
+        } else {
+            b.add(canonical(k), keyDomain(), w);
+        }
+    }
+
+    private int keyDomain() {
+        return bytesKeys ? SketchState.KEY_BYTES : SketchState.KEY_INT;
+    }
+
+    private long canonical(Object k) {
+        return bytesKeys ? Hashing.fingerprint64((byte[]) k) : (Long) k;
+    }
+
+    @Override
+    public SketchState merge(SketchState a, SketchState b) {
+        return a.merge(b);
+    }
+
+    @Override
+    public Object eval(SketchState b) {
+        return b.toBytes();
+    }
+
+    @Override
+    public byte[] serialize(SketchState b) {
+        return b.toBytes();
+    }
+
+    @Override
+    public SketchState deserialize(byte[] bytes) {
+        return SketchState.fromBytes(bytes);
+    }
+
+    @Override
+    public int mutableAggBufferOffset() {
+        return mutableAggBufferOffset;
+    }
+
+    @Override
+    public int inputAggBufferOffset() {
+        return inputAggBufferOffset;
+    }
+
+    @Override
+    public ImperativeAggregate withNewMutableAggBufferOffset(int offset) {
+        return new BuildAggregate(name, spec, bytesKeys, children, offset, inputAggBufferOffset);
+    }
+
+    @Override
+    public ImperativeAggregate withNewInputAggBufferOffset(int offset) {
+        return new BuildAggregate(name, spec, bytesKeys, children, mutableAggBufferOffset, offset);
+    }
+
+    @Override
+    public Seq<Expression> children() {
+        return children;
+    }
+
+    @Override
+    public Expression withNewChildrenInternal(IndexedSeq<Expression> newChildren) {
+        return new BuildAggregate(name, spec, bytesKeys, newChildren, mutableAggBufferOffset, inputAggBufferOffset);
+    }
+
+    @Override
+    public boolean nullable() {
+        return false;
+    }
+
+    @Override
+    public DataType dataType() {
+        return DataTypes.BinaryType;
+    }
+
+    @Override
+    public String prettyName() {
+        return name;
+    }
+
+    @Override
+    public String toString() {
+        return name + "(" + children.mkString(", ") + ") as " + spec;
+    }
+
+    // -- Product (the constructor's arguments, which TreeNode.makeCopy relies on) ----------------
+    @Override
+    public int productArity() {
+        return 6;
+    }
+
+    @Override
+    public Object productElement(int n) {
+        switch (n) {
+            case 0: return name;
+            case 1: return spec;
+            case 2: return bytesKeys;
+            case 3: return children;
+            case 4: return mutableAggBufferOffset;
+            case 5: return inputAggBufferOffset;
+            default: throw new IndexOutOfBoundsException(Integer.toString(n));
+        }
+    }
+
+    @Override
+    public boolean canEqual(Object o) {
+        return o instanceof BuildAggregate;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        if (!(o instanceof BuildAggregate)) {
+            return false;
+        }
+        BuildAggregate x = (BuildAggregate) o;
+        return name.equals(x.name) && spec.equals(x.spec) && bytesKeys == x.bytesKeys && children.equals(x.children)
+                && mutableAggBufferOffset == x.mutableAggBufferOffset && inputAggBufferOffset == x.inputAggBufferOffset;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(name, spec, bytesKeys, children, mutableAggBufferOffset, inputAggBufferOffset);
+    }
+}
