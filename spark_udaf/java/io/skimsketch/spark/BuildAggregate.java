@@ -2,11 +2,13 @@ package io.skimsketch.spark;
 
 import java.util.Objects;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.BoundReference;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.aggregate.ImperativeAggregate;
 import org.apache.spark.sql.catalyst.expressions.aggregate.TypedImperativeAggregate;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.LongType;
 import scala.collection.immutable.IndexedSeq;
 import scala.collection.immutable.Seq;
 
@@ -29,6 +31,8 @@ public final class BuildAggregate extends TypedImperativeAggregate<SketchState> 
     private final int inputAggBufferOffset;
     private final Expression key;
     private final Expression weight;
+    /** The input column of an unweighted bigint key once bound (read without boxing), else -1. */
+    private final int longKeyOrdinal;
 
     public BuildAggregate(String name, Spec spec, Boolean bytesKeys, Seq<Expression> children,
                           Integer mutableAggBufferOffset, Integer inputAggBufferOffset) {
@@ -40,6 +44,8 @@ public final class BuildAggregate extends TypedImperativeAggregate<SketchState> 
         this.inputAggBufferOffset = inputAggBufferOffset;
         this.key = children.apply(0);
         this.weight = children.length() > 1 ? children.apply(1) : null;
+        this.longKeyOrdinal = weight == null && !bytesKeys && key instanceof BoundReference
+                && key.dataType() instanceof LongType ? ((BoundReference) key).ordinal() : -1;
     }
 
     @Override
@@ -49,6 +55,14 @@ public final class BuildAggregate extends TypedImperativeAggregate<SketchState> 
 
     @Override
     public SketchState update(SketchState b, InternalRow row) {
+        if (longKeyOrdinal >= 0) {
+            if (row.isNullAt(longKeyOrdinal)) {
+                b.addNull(1L);
+            } else {
+                b.add(row.getLong(longKeyOrdinal), SketchState.KEY_INT, 1L);
+            }
+            return b;
+        }
         Object k = key.eval(row);
         if (weight == null) {
             add(b, k, 1L);
