@@ -213,7 +213,7 @@ def main(argv=None):
               f"({left.rdd.getNumPartitions()} x {nbytes:,} B); load average at end {os.getloadavg()[0]:.1f}")
         b_cms = min(results[cases[0][0]][0], results[cases[1][0]][0])
         for n in (cases[2][0], cases[3][0], cases[4][0], cases[5][0]):
-            print(f"ratio {n.split(': ')[1]} / fastest Spark Count-Min: {results[n][0] / b_cms:.2f} (target <= 1.5)")
+            print(f"ratio {n.split(': ')[1]} / fastest Spark Count-Min: {results[n][0] / b_cms:.2f} (target <= 1.1)")
         if native_cases:
             cms_sql_s, cms_f = results[cases[1][0]][0], results[native_cases[0][0]][0]
             for name, _fn, _rows in native_cases[1:4]:
@@ -224,8 +224,8 @@ def main(argv=None):
                       f"{results[name][0] / cms_f:.2f} (target <= 1.1 for the native path)")
         j = 6 + len(native_cases)
         est, estp, ex = results[cases[j][0]], results[cases[j + 1][0]], results[cases[j + 2][0]]
-        print(f"ratio estimate (DataFrames) / exact: {est[0] / ex[0]:.2f} (target <= 0.33)")
-        print(f"ratio estimate (Parquet paths) / exact: {estp[0] / ex[0]:.2f} (target <= 0.33)")
+        print(f"ratio estimate (DataFrames) / exact: {est[0] / ex[0]:.2f} (target <= 0.25)")
+        print(f"ratio estimate (Parquet paths) / exact: {estp[0] / ex[0]:.2f} (target <= 0.25)")
         e = est[1]
         print(f"estimate {e.value:,.0f} [{e.low:,.0f}, {e.high:,.0f}] ({e.method}); exact {ex[1]:,}; "
               f"error {abs(e.value - ex[1]) / ex[1]:.2%}; sketch bytes {e.detail['sketch_bytes']:,}")

@@ -10,7 +10,7 @@ import skimsketch as ss
 
 from . import native_build
 from ._common import check_columns, check_weight_field, require_sketch
-from .build import plain_parquet_scan, sketch_column, sketch_pair, sketch_parquet
+from .build import plain_parquet_scan, sketch_column, sketch_pair
 from .exact import check_join_keys, exact_join_size
 
 __all__ = ["estimate_join_size", "relative_half_width"]
@@ -59,8 +59,8 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
     """Estimate ``|left ⋈ right|`` on ``lcol = rcol`` from two sketches built on the executors.
 
     ``left``/``right`` are DataFrames, or Parquet paths (a str or list of str)
-    whose column is then read by :func:`~spark_udaf.build.sketch_parquet` (the
-    fast path; the exact fallback reads them with ``spark.read.parquet``).
+    read with ``spark.read.parquet`` (plain scans, so the Parquet fast path of
+    :func:`~spark_udaf.build.sketch_column` reads them).
     ``sketch`` is the template (its kind, shape and seed; both sides use
     ``sketch.empty_like()``); by default a ``HashSketch(width, depth, seed)``
     (float counters when a weight column is floating-point). With
@@ -74,7 +74,7 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
     the sketches' bytes and the seconds spent on each step. Both sketches are
     built in one Spark job (:func:`~spark_udaf.build.sketch_pair`) — except
     when both are plain Parquet scans, which two :func:`~spark_udaf.build.sketch_column`
-    jobs read faster with pyarrow; with ``single_job=False`` always by two
+    jobs read faster with pyarrow (``path="auto"``); with ``single_job=False`` by two
     :func:`~spark_udaf.build.sketch_column` jobs (merged per ``merge``).
     DataFrame sides are built on the JVM when the native jar allows it
     (``path`` as in :func:`~spark_udaf.build.sketch_column`);
@@ -94,31 +94,24 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
     check_columns(right, rcol, template, rweight)
     native_build.check_path(path)
     t0 = time.perf_counter()
-    # "auto": plain Parquet scans on both sides are read fastest by the Parquet fast path (see sketch_column)
+    # "auto": plain Parquet scans on both sides (DataFrames or paths) are read fastest by the
+    # Parquet fast path (see sketch_column), one sketch_column job per side
     scans = path == "auto" and bool(plain_parquet_scan(left)) and bool(plain_parquet_scan(right))
-    native_sides = lpath is None and rpath is None and path != "python" and not scans and all(
-        native_build.native_reason(df, col, template, w) is None
-        for df, col, w in ((left, lcol, lweight), (right, rcol, rweight)))
+    reasons = [native_build.native_reason(df, col, template, w)
+               for df, col, w in ((left, lcol, lweight), (right, rcol, rweight))]
+    native_sides = path != "python" and not scans and reasons == [None, None]
     if path == "native" and not native_sides:
-        raise ValueError("path='native' is not possible here (Parquet paths, or see spark_udaf.native_build."
-                         "native_reason); use path='auto' or 'python'")
+        raise ValueError(f"path='native' is not possible here: {next(r for r in reasons if r)}; "
+                         "use path='auto' or 'python'")
     if native_sides:
         a = sketch_column(left, lcol, template.empty_like(), lweight, path="native")
         b = sketch_column(right, rcol, template.empty_like(), rweight, path="native")
-        t2 = time.perf_counter()
-    elif lpath is not None or rpath is not None:
-        a = sketch_parquet(spark, lpath, lcol, template.empty_like(), lweight) if lpath is not None \
-            else sketch_column(left, lcol, template.empty_like(), lweight, merge=merge)
-        b = sketch_parquet(spark, rpath, rcol, template.empty_like(), rweight) if rpath is not None \
-            else sketch_column(right, rcol, template.empty_like(), rweight, merge=merge)
-        t2 = time.perf_counter()
-    elif single_job and not (plain_parquet_scan(left) and plain_parquet_scan(right)):
+    elif single_job and not scans:
         a, b = sketch_pair(left, lcol, right, rcol, template, lweight, rweight)
-        t2 = time.perf_counter()
     else:
         a = sketch_column(left, lcol, template.empty_like(), lweight, merge=merge)
         b = sketch_column(right, rcol, template.empty_like(), rweight, merge=merge)
-        t2 = time.perf_counter()
+    t2 = time.perf_counter()
     est = a.join_size(b, confidence=confidence)
     t3 = time.perf_counter()
     rhw = relative_half_width(est)
