@@ -1,5 +1,8 @@
 """local-cluster mode: separate executor processes, so nothing may depend on driver state.
 
+The native (JVM) aggregates run there too when a JDK is present: the jar reaches the
+executor JVMs through ``spark.jars``.
+
 Runs in a subprocess (its own SparkContext) so it never touches the shared
 local[2] session of the test run.
 """
@@ -30,12 +33,14 @@ SCRIPT = textwrap.dedent(
     from spark_udaf import job
     from spark_udaf.datagen import zipf_keys, zipf_table
 
-    spark = (SparkSession.builder.master("local-cluster[2,1,1024]")
+    from spark_udaf import native
+    has_native = native.available()
+    builder = (SparkSession.builder.master("local-cluster[2,1,1024]")
              .config("spark.executor.memory", "512m")
              .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.shuffle.partitions", "4")
-             .config("spark.scheduler.maxRegisteredResourcesWaitingTime", "5s")
-             .getOrCreate())
+             .config("spark.scheduler.maxRegisteredResourcesWaitingTime", "5s"))
+    spark = (native.configure(builder) if has_native else builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     step("session")
     try:
@@ -72,6 +77,35 @@ SCRIPT = textwrap.dedent(
         assert row.j == h(lk).join_size(h(rk)).value
 
         step("sql")
+        if has_native:
+            # the JVM aggregates on executors that are other JVMs: the jar reaches them through spark.jars
+            import logging
+            rows = [(int(k), int(k) % 7 - 2) for k in lk]
+            nat = spark.createDataFrame(rows, "k bigint, w int").repartition(4)
+            nat.createOrReplaceTempView("nat")
+            q = ("SELECT skim_sketch_agg(k) AS d, skim_hash_sketch_agg(k, w, 128, 5, 4) AS hw, "
+                 "skim_sketch_agg(CAST(k AS STRING), 4096, 6) AS ds, count(*) AS n FROM nat")
+            plan = "\\n".join(r[0] for r in spark.sql("EXPLAIN " + q).collect())
+            assert "partial_skim_sketch_agg" in plan and "Python" not in plan, plan
+            got = spark.sql(q).collect()[0]
+            ws = [w for _, w in rows]
+            assert got.n == len(rows)
+            assert bytes(got.d) == ss.SkimmedSketch.for_bytes(16384).update(lk).to_bytes()
+            assert bytes(got.hw) == ss.HashSketch(128, 5, 4).update(lk, weights=ws).to_bytes()
+            assert bytes(got.ds) == ss.SkimmedSketch.for_bytes(4096, seed=6).update([str(k) for k in lk]).to_bytes()
+            # partials per partition, merged by skim_union_agg on the executors
+            merged = spark.sql("SELECT skim_union_agg(s) AS u FROM (SELECT skim_hash_sketch_agg(k, 128, 5, 4) AS s "
+                               "FROM nat GROUP BY k % 5)").collect()[0].u
+            assert bytes(merged) == ss.HashSketch(128, 5, 4).update(lk).to_bytes()
+            records = []
+            handler = logging.Handler()
+            handler.emit = records.append
+            logging.getLogger("spark_udaf").addHandler(handler)
+            logging.getLogger("spark_udaf").setLevel(logging.INFO)
+            via = spark_udaf.sketch_column(nat, "k", ss.HashSketch(128, 5, 4), "w", path="native")
+            assert via.to_bytes() == bytes(got.hw)
+            assert any("native path" in r.getMessage() for r in records), [r.getMessage() for r in records]
+            step("native SQL aggregates on the executors")
         # the demo job (sketch_pair + estimate + exact_join_size) against the cluster
         buf = io.StringIO()
         with contextlib.redirect_stdout(buf):
@@ -108,3 +142,7 @@ def test_local_cluster_mode(tmp_path):
     tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-40:])
     assert proc.returncode == 0 and "CLUSTER-OK" in proc.stdout, tail
     assert "exact      :" in proc.stdout, tail
+    from spark_udaf import native
+
+    if native.available():
+        assert "native SQL aggregates on the executors" in proc.stdout, tail
