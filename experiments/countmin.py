@@ -79,6 +79,14 @@ def join_size(cm_f, cm_g) -> float:
     return float(np.einsum("rq,rq->r", a, b).min())
 
 
+COUNTER_BYTES = 4  # integer counts up to the stream length (4M < 2**31): what an int32 Count-Min keeps
+
+
 def state_bytes(num_hashes: int, num_buckets: int) -> int:
-    """Bytes of the counter array (8-byte doubles), comparable to the sketches' ``nbytes``."""
-    return 8 * int(num_hashes) * int(num_buckets)
+    """Bytes of the counter array at 4 bytes per counter, comparable to the sketches' ``nbytes``.
+
+    datasketches stores doubles, but the counters hold integer counts no larger than the
+    stream length, which int32 holds exactly on every workload here; 4 bytes is what an
+    integer Count-Min of this shape keeps (the library's own counters are int32 too).
+    """
+    return COUNTER_BYTES * int(num_hashes) * int(num_buckets)
