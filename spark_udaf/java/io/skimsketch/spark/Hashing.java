@@ -60,17 +60,26 @@ final class Hashing {
         final int nWords;
         final long a;
         final long b;
-        private final long s0;
-        private final long s1;
-        private final long s2;
+        /** k_i[j] = s_i + (j 2^18 + 1) G, so that entry(s_i, c, j) = mix(k_i[j] + c G). */
+        private final long[] k0;
+        private final long[] k1;
+        private final long[] k2;
 
         Family(long seed, int nWords) {
             this.nWords = nWords;
             this.a = state(seed, 0);
             this.b = mix(a + G);
-            this.s0 = state(seed, 1);
-            this.s1 = state(seed, 2);
-            this.s2 = state(seed, 3);
+            this.k0 = offsets(state(seed, 1), nWords);
+            this.k1 = offsets(state(seed, 2), nWords);
+            this.k2 = offsets(state(seed, 3), nWords);
+        }
+
+        private static long[] offsets(long st, int nWords) {
+            long[] k = new long[nWords];
+            for (int j = 0; j < nWords; j++) {
+                k[j] = st + (((long) j << 18) + 1) * G;
+            }
+            return k;
         }
 
         /** 64 -> 32 bit fold: lo32(x) XOR hi32(a*hi32(x) + b), as an unsigned value in an int. */
@@ -85,10 +94,11 @@ final class Hashing {
             int f = fold(key);
             long c0 = f & 0xFFFF;
             long c1 = f >>> 16;
-            long c2 = c0 + c1;
+            long g0 = c0 * G; // entry(st, c, j) = mix(st + (j 2^18 + c + 1) G) = mix(k[j] + c G)
+            long g1 = c1 * G;
+            long g2 = (c0 + c1) * G;
             for (int j = 0; j < nWords; j++) {
-                long base = ((long) j << 18) + 1; // entry(st, c, j) = mix(st + (j * 2^18 + c + 1) G)
-                out[j] = mix(s0 + (base + c0) * G) ^ mix(s1 + (base + c1) * G) ^ mix(s2 + (base + c2) * G);
+                out[j] = mix(k0[j] + g0) ^ mix(k1[j] + g1) ^ mix(k2[j] + g2);
             }
         }
     }
