@@ -10,7 +10,6 @@ import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.ExpressionInfo;
 import org.apache.spark.sql.catalyst.expressions.objects.StaticInvoke;
 import org.apache.spark.sql.execution.aggregate.ScalaAggregator$;
-import org.apache.spark.sql.expressions.Aggregator;
 import org.apache.spark.sql.expressions.UserDefinedAggregator;
 import org.apache.spark.sql.types.AbstractDataType;
 import org.apache.spark.sql.types.BinaryType;
@@ -245,10 +244,9 @@ public final class SkimFunctions {
         return s;
     }
 
-    private static <IN> Expression aggregate(String fn, Aggregator<IN, SketchState, byte[]> agg,
-                                             org.apache.spark.sql.Encoder<IN> enc, List<Expression> children) {
-        UserDefinedAggregator<IN, SketchState, byte[]> uda =
-                new UserDefinedAggregator<>(agg, enc, Option.apply(fn), true, true);
+    private static Expression aggregate(String fn, UnionAgg agg, List<Expression> children) {
+        UserDefinedAggregator<byte[], SketchState, byte[]> uda = new UserDefinedAggregator<>(
+                agg, org.apache.spark.sql.Encoders.BINARY(), Option.apply(fn), true, true);
         return ScalaAggregator$.MODULE$.apply(uda, seq(children));
     }
 
@@ -266,7 +264,7 @@ public final class SkimFunctions {
         }
         requireBinary("skim_union_agg", "sketch", args.get(0));
         UnionAgg agg = new UnionAgg();
-        return aggregate("skim_union_agg", agg, org.apache.spark.sql.Encoders.BINARY(), List.of(args.get(0)));
+        return aggregate("skim_union_agg", agg, List.of(args.get(0)));
     }
 
     private static Expression union(Seq<Expression> argSeq) {

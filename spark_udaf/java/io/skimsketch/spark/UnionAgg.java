@@ -1,8 +1,15 @@
 package io.skimsketch.spark;
 
+import org.apache.spark.sql.Encoder;
+import org.apache.spark.sql.Encoders;
+import org.apache.spark.sql.expressions.Aggregator;
 
-/** Merges sketch bytes (NULLs skipped); NULL when there is none. */
-final class UnionAgg extends SketchAggregator<byte[]> {
+/**
+ * skim_union_agg: merges sketch bytes (NULLs skipped); NULL when there is none. An Aggregator
+ * wrapped in Spark's ScalaAggregator (one sketch per input row, so the encoder's per-row cost
+ * does not matter); the buffer is shuffled as the core's bytes.
+ */
+final class UnionAgg extends Aggregator<byte[], SketchState, byte[]> {
     private static final long serialVersionUID = 1L;
 
     @Override
@@ -16,10 +23,24 @@ final class UnionAgg extends SketchAggregator<byte[]> {
     }
 
     @Override
+    public SketchState merge(SketchState a, SketchState b) {
+        return a.merge(b);
+    }
+
+    @Override
     public byte[] finish(SketchState b) {
         return b.isSet() ? b.toBytes() : null;
     }
 
+    @Override
+    public Encoder<SketchState> bufferEncoder() {
+        return Encoders.javaSerialization(SketchState.class);
+    }
+
+    @Override
+    public Encoder<byte[]> outputEncoder() {
+        return Encoders.BINARY();
+    }
 
     /** skim_union(a, b): the merge of two sketches (NULL if either is NULL). */
     public static byte[] union(byte[] a, byte[] b) {
