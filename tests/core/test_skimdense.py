@@ -1,5 +1,7 @@
 """SKIMDENSE (skimsketch.skimdense): skimming at depth 3, heavy hitters found or refused, intervals, cost."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -152,3 +154,37 @@ def test_a_skim_that_finds_every_key_answers_exactly_and_its_interval_covers():
         assert e.low <= exact <= e.high
         hh = a.heavy_hitters()
         assert all(round(hh[k]) == f[k] for k in range(m)) and max(abs(hh[k] - f[k]) for k in range(m)) < 1e-3
+
+
+def _pass_rules_everywhere(residual, tested, budget, floor, extra):
+    """pass_rules by evaluating the chance-pass probability at every candidate threshold."""
+    d, w = residual.shape
+    rs = list(range(d // 2 + 1, d + 1))
+    mags = np.sort(np.abs(residual), axis=1)
+    xs = np.unique(mags[mags > floor])
+    xs = np.concatenate([[floor], xs]) if floor > 0 else xs
+    if not len(xs) or not tested:
+        return [(math.inf, r) for r in rs]
+    q = np.stack([np.minimum(w, w - np.searchsorted(row, xs, side="left") + extra) / w for row in mags]) / 2.0
+    dist = np.zeros((len(xs), d + 1))
+    dist[:, 0] = 1.0
+    for qp in q:
+        dist[:, 1:] = dist[:, 1:] * (1 - qp)[:, None] + dist[:, :-1] * qp[:, None]
+        dist[:, 0] *= 1 - qp
+    tail = np.cumsum(dist[:, ::-1], axis=1)[:, ::-1]
+    out = []
+    for r in rs:
+        ok = np.flatnonzero(tested * 2.0 * tail[:, r] <= budget / len(rs))
+        out.append((float(xs[ok[0]]) if len(ok) else math.inf, r))
+    return out
+
+
+def test_pass_rules_grid_search_equals_evaluating_every_threshold():
+    rng = np.random.default_rng(3)
+    for t in range(150):
+        d, w = int(rng.integers(1, 40)), int(rng.integers(1, 600))
+        residual = [rng.normal(size=(d, w)) * 100, rng.integers(-3, 4, size=(d, w)).astype(float),
+                    np.round(rng.standard_cauchy(size=(d, w)) * 10)][t % 3]
+        tested = int(rng.integers(0, 10 ** int(rng.integers(1, 7))))
+        args = (float(rng.choice([1e-3, 0.05, 0.5])), float(rng.choice([0.0, 1.0, 50.0])), int(rng.integers(0, 2)))
+        assert sd.pass_rules(residual, tested, *args) == _pass_rules_everywhere(residual, tested, *args), (t, d, w)
