@@ -108,9 +108,9 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
         b = sketch_column(right, rcol, template.empty_like(), rweight, path="native")
     elif single_job and not scans:
         a, b = sketch_pair(left, lcol, right, rcol, template, lweight, rweight)
-    else:
-        a = sketch_column(left, lcol, template.empty_like(), lweight, merge=merge)
-        b = sketch_column(right, rcol, template.empty_like(), rweight, merge=merge)
+    else:  # path is "auto" or "python" here ("native" was taken above, or refused)
+        a = sketch_column(left, lcol, template.empty_like(), lweight, merge=merge, path=path)
+        b = sketch_column(right, rcol, template.empty_like(), rweight, merge=merge, path=path)
     t2 = time.perf_counter()
     est = a.join_size(b, confidence=confidence)
     t3 = time.perf_counter()

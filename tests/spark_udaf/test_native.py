@@ -230,3 +230,13 @@ def test_auto_reads_a_plain_parquet_scan_with_the_fast_path(nspark, tmp_path, ca
     e = spark_udaf.estimate_join_size(df, "k", df, "k")
     assert e.detail["build_path"] == "python"
     assert spark_udaf.estimate_join_size(df, "k", df, "k", path="native").detail["build_path"] == "native"
+
+
+def test_estimate_join_size_with_path_python_never_builds_on_the_jvm(nspark, caplog):
+    df = nspark.createDataFrame([(1,), (2,), (2,)], "k bigint").repartition(2)
+    with caplog.at_level("INFO", logger="spark_udaf"):
+        est = spark_udaf.estimate_join_size(df, "k", df, "k", ss.HashSketch(64, 3, 1), path="python",
+                                            single_job=False)
+    assert "native path" not in caplog.text and est.detail["build_path"] == "python"
+    one = ss.HashSketch(64, 3, 1).update([1, 2, 2])
+    assert est.value == one.join_size(one.copy()).value
