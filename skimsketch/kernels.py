@@ -12,8 +12,8 @@ import numpy as np
 
 from .errors import CounterOverflowError
 
-__all__ = ["FLOAT_EXACT", "I64", "accumulate_cells", "as_counter_delta", "checked_add", "fits_int32", "scale_batch",
-           "weight_total"]
+__all__ = ["FLOAT_EXACT", "I64", "accumulate_cells", "as_counter_delta", "checked_add", "fits_int32",
+           "key_counts", "scale_batch", "weight_total"]
 
 I64 = np.iinfo(np.int64)
 _I32 = np.iinfo(np.int32)
@@ -65,6 +65,29 @@ def scale_batch(deltas: dict, total, null, scalar, float_counters: bool):
             raise CounterOverflowError("update would overflow the int64 counters; the sketch is unchanged")
         deltas = {k: d * scalar for k, d in deltas.items()}
     return deltas, total * scalar, null * scalar
+
+
+_DENSE_MIN = 1 << 16  # batches shorter than this are hashed as they are
+
+
+def key_counts(keys: np.ndarray, weights):
+    """An unweighted batch of int64 keys as (distinct keys, their counts) when that is cheaper to hash.
+
+    When the keys span at most as many values as there are keys (ids, codes, a bounded
+    domain), one ``bincount`` over the span gives each key's count, and hashing the
+    distinct keys weighted by their counts yields the same counters (the sketches are
+    linear, and integer counts are exact). Otherwise, or with weights, the batch is
+    returned unchanged.
+    """
+    n = len(keys)
+    if weights is not None or n < _DENSE_MIN:
+        return keys, weights
+    lo, hi = int(keys.min()), int(keys.max())
+    if hi - lo >= n:
+        return keys, weights
+    counts = np.bincount(keys - lo, minlength=hi - lo + 1)
+    present = np.flatnonzero(counts)
+    return present.astype(np.int64) + lo, counts[present]
 
 
 def accumulate_cells(n: int, cells_of, weights, n_cells: int, per_key: int, key_major: bool,
