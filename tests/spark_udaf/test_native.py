@@ -1,6 +1,8 @@
 """The native (JVM) SQL aggregates: byte identity with the core, partial aggregation, NULLs, errors."""
 
 import math
+
+import numpy as np
 import random
 
 import pytest
@@ -240,3 +242,21 @@ def test_estimate_join_size_with_path_python_never_builds_on_the_jvm(nspark, cap
     assert "native path" not in caplog.text and est.detail["build_path"] == "python"
     one = ss.HashSketch(64, 3, 1).update([1, 2, 2])
     assert est.value == one.join_size(one.copy()).value
+
+
+def test_long_partitions_through_the_key_cache_give_the_core_bytes(nspark):
+    """More rows per partition than the JVM key cache's probe (65,536): repeated keys stay cached and
+    are hashed once per eviction, distinct keys turn the cache off; both give the core's counters."""
+    n = 200_000
+    ids = np.arange(n, dtype=np.int64)
+    cases = {"skewed": (ids * ids) % 97 + (ids % 5000) * (ids % 3 == 0),  # hits
+             "distinct": (ids * 7919) % 1_000_003}  # misses: the cache turns itself off
+    q = ("SELECT skim_hash_sketch_agg(k, 256, 5, 1) AS h, skim_hash_sketch_agg(k, w, 256, 5, 1) AS hw, "
+         "skim_sketch_agg(k, 4096, 2) AS d FROM (SELECT {k} AS k, CAST(id % 7 - 3 AS INT) AS w FROM range(0, {n}, 1, 1))")
+    for name, keys in cases.items():
+        expr = "(id * id) % 97 + (id % 5000) * CAST(id % 3 = 0 AS BIGINT)" if name == "skewed" else "(id * 7919) % 1000003"
+        got = nspark.sql(q.format(k=expr, n=n)).collect()[0]
+        w = ids % 7 - 3
+        assert bytes(got.h) == ss.HashSketch(256, 5, 1).update(keys).to_bytes(), name
+        assert bytes(got.hw) == ss.HashSketch(256, 5, 1).update(keys, weights=w).to_bytes(), name
+        assert bytes(got.d) == ss.SkimmedSketch.for_bytes(4096, seed=2).update(keys).to_bytes(), name

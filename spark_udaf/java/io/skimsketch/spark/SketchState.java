@@ -46,6 +46,15 @@ public final class SketchState implements Externalizable {
     private transient long[] words;
     private transient int[] mainCells;
     private transient int[] hierCells;
+    // the key cache of addCached (integer counters without a hierarchy); empty until used
+    private static final int CACHE_BITS = 12;
+    private static final int PROBE_ROWS = 1 << 16;
+    private transient long[] cacheKeys;
+    private transient long[] cacheSums;
+    private transient boolean[] cacheUsed;
+    private transient int cacheRows;
+    private transient int cacheHits;
+    private transient boolean cacheOff;
 
     public SketchState() {}
 
@@ -252,7 +261,11 @@ public final class SketchState implements Externalizable {
             return;
         }
         if (spec.hierLg == 0 && w != Long.MIN_VALUE) {
-            addMain(key, kd, w);
+            if (cacheOff) {
+                addMain(key, kd, w);
+            } else {
+                addCached(key, kd, w);
+            }
             return;
         }
         cells(key, kd, w != 0);
@@ -267,28 +280,108 @@ public final class SketchState implements Externalizable {
         }
     }
 
-    /**
-     * The per-row hot path of integer counters without a hierarchy: the same cells as cells() and
-     * addCells(), computed and added in one loop (no cell array, no sign branch).
-     */
-    private void addMain(long key, int kd, long w) {
+    /** Checks the key, records its domain and (for a non-zero weight) the key range: once per row. */
+    private void admit(long key, int kd, long w) {
         checkKey(key);
         noteDomain(kd);
         if (w != 0) {
             observe(key, kd);
         }
+    }
+
+    /**
+     * Adds +w or -w (each table's sign) to the key's cells of the main counters: the same cells as
+     * cells() and addCells(), computed and added in one loop (no cell array, no sign branch).
+     * w must not be Long.MIN_VALUE (its negation does not exist).
+     */
+    private void hashAdd(long key, long w) {
         hashing();
         family.words(key, words);
         long[] a = counters;
         int width = spec.width;
+        for (int p = 0, base = 0; p < spec.depth; p++, base += width) {
+            int u = Hashing.rowHash(words, p);
+            long neg = u >> 31; // 0 or all ones: the sign bit of the row hash
+            int i = base + Hashing.bucket(u, width);
+            a[i] = Math.addExact(a[i], (w ^ neg) - neg);
+        }
+    }
+
+    /** The per-row path of integer counters without a hierarchy, when the key cache is off. */
+    private void addMain(long key, int kd, long w) {
+        admit(key, kd, w);
         try {
-            for (int p = 0, base = 0; p < spec.depth; p++, base += width) {
-                int u = Hashing.rowHash(words, p);
-                long neg = u >> 31; // 0 or all ones: the sign bit of the row hash
-                int i = base + Hashing.bucket(u, width);
-                a[i] = Math.addExact(a[i], (w ^ neg) - neg);
-            }
+            hashAdd(key, w);
             total = Math.addExact(total, w);
+        } catch (ArithmeticException e) {
+            throw overflow();
+        }
+    }
+
+    /**
+     * The per-row path with the key cache: a direct-mapped table of recent keys and their summed
+     * weights, hashed into the counters only when a key is evicted or the state is read (the counters
+     * are linear, so the result is the same). On skewed keys most rows only add to a cached sum; if
+     * fewer than a quarter of the first PROBE_ROWS rows hit, the cache is flushed and turned off.
+     */
+    private void addCached(long key, int kd, long w) {
+        admit(key, kd, w);
+        if (cacheKeys == null) {
+            cacheKeys = new long[1 << CACHE_BITS];
+            cacheSums = new long[1 << CACHE_BITS];
+            cacheUsed = new boolean[1 << CACHE_BITS];
+        }
+        int slot = (int) ((key * Hashing.G) >>> (64 - CACHE_BITS));
+        try {
+            total = Math.addExact(total, w);
+            if (cacheUsed[slot] && cacheKeys[slot] == key) {
+                cacheHits++;
+                long sum = cacheSums[slot] + w;
+                if (((cacheSums[slot] ^ sum) & (w ^ sum)) < 0) { // the key's own sum would overflow
+                    flushSlot(slot);
+                    sum = w;
+                    cacheUsed[slot] = true;
+                }
+                cacheSums[slot] = sum;
+            } else {
+                if (cacheUsed[slot]) {
+                    flushSlot(slot);
+                }
+                cacheKeys[slot] = key;
+                cacheSums[slot] = w;
+                cacheUsed[slot] = true;
+            }
+        } catch (ArithmeticException e) {
+            throw overflow();
+        }
+        if (++cacheRows == PROBE_ROWS && cacheHits < PROBE_ROWS / 4) {
+            flushCache();
+            cacheOff = true;
+        }
+    }
+
+    private void flushSlot(int slot) {
+        long sum = cacheSums[slot];
+        if (sum == Long.MIN_VALUE) { // added as two halves: -sum does not exist
+            hashAdd(cacheKeys[slot], sum / 2);
+            hashAdd(cacheKeys[slot], sum / 2);
+        } else if (sum != 0) {
+            hashAdd(cacheKeys[slot], sum);
+        }
+        cacheUsed[slot] = false;
+    }
+
+    /** Hashes every cached sum into the counters (before the counters are read). */
+    private void flushCache() {
+        if (cacheKeys == null) {
+            return;
+        }
+        try {
+            for (int slot = 0; slot < cacheUsed.length; slot++) {
+                if (cacheUsed[slot]) {
+                    flushSlot(slot);
+                }
+            }
         } catch (ArithmeticException e) {
             throw overflow();
         }
@@ -336,6 +429,7 @@ public final class SketchState implements Externalizable {
         if (o.spec == null) {
             return this;
         }
+        o.flushCache();
         if (spec == null) {
             spec = o.spec;
             allocate(o.exact());
@@ -469,6 +563,7 @@ public final class SketchState implements Externalizable {
 
     /** The core's format-version-2 bytes of this sketch. */
     public byte[] toBytes() {
+        flushCache();
         if (exact()) {
             return exactBytes();
         }
