@@ -136,7 +136,7 @@ def sketch_column(df, column: str, sketch, weight: str | None = None, *, merge: 
         raise ValueError(f"merge must be 'driver' or 'tree', got {merge!r}")
     native_build.check_path(path)
     # a plain Parquet scan is read fastest by pyarrow on the executors (benchmarks/results/bench_spark.txt:
-    # 0.78x Spark's count_min_sketch, the JVM aggregate 1.7x), so "auto" tries that first
+    # 0.42-0.57x Spark's count_min_sketch, the JVM aggregate 0.94x), so "auto" tries that first
     if path != "native" and parquet_fast_path and sketch_parquet_scan(df, column, sketch, weight,
                                                                        chunk_rows=chunk_rows):
         native_build.log_path(column, "Python path (Parquet fast path: pyarrow reads)")
