@@ -175,6 +175,35 @@ def prefix_candidates(seed: int, width: int, depth: int, search, hier_counters: 
     return Candidates(keys, buckets.astype(np.intp), signs.astype(np.float64), stats)
 
 
+def chance_passes(residual: np.ndarray, tested: int, budget: float = BUDGET, floor: float = 0.0,
+                  extra: int = 0):
+    """``(rules, thresholds, passes)`` of :func:`pass_rules`: the majorities ``r``, the candidate
+    thresholds (``floor`` and the counter magnitudes above it, ascending; empty when no key is tested)
+    and ``passes(at)`` -> booleans ``(len(at), len(rules))``: rule ``r`` keeps ``tested`` absent keys'
+    chance passes within its share of ``budget`` at threshold ``thresholds[at]``."""
+    d, w = residual.shape
+    rs = list(range(d // 2 + 1, d + 1))
+    mags = np.sort(np.abs(residual), axis=1)
+    xs = np.unique(mags[mags > floor])
+    xs = np.concatenate([[floor], xs]) if floor > 0 else xs
+    if not tested:
+        xs = xs[:0]
+    limit = budget / len(rs)
+
+    def passes(at: np.ndarray) -> np.ndarray:
+        x = xs[at]
+        q = np.stack([np.minimum(w, w - np.searchsorted(row, x, side="left") + extra) / w for row in mags]) / 2.0
+        dist = np.zeros((len(x), d + 1))
+        dist[:, 0] = 1.0
+        for qp in q:
+            dist[:, 1:] = dist[:, 1:] * (1 - qp)[:, None] + dist[:, :-1] * qp[:, None]
+            dist[:, 0] *= 1 - qp
+        tail = np.cumsum(dist[:, ::-1], axis=1)[:, ::-1]  # tail[i, r] = P[X >= r] at threshold x[i]
+        return tested * 2.0 * tail[:, rs] <= limit
+
+    return rs, xs, passes
+
+
 def pass_rules(residual: np.ndarray, tested: int, budget: float = BUDGET, floor: float = 0.0,
                extra: int = 0) -> list:
     """Pass rules ``[(t_r, r)]``: "at least ``r`` tables clear ``t_r`` with one sign", for every majority ``r``.
@@ -189,27 +218,9 @@ def pass_rules(residual: np.ndarray, tested: int, budget: float = BUDGET, floor:
     ``r`` (at a higher threshold) tolerates tables spoilt by a collision.
     ``extra``: buckets per table counted as beyond every threshold (a key's own
     bucket, when the residual has had that key's value taken out)."""
-    d, w = residual.shape
-    rs = list(range(d // 2 + 1, d + 1))
-    mags = np.sort(np.abs(residual), axis=1)
-    xs = np.unique(mags[mags > floor])
-    xs = np.concatenate([[floor], xs]) if floor > 0 else xs
-    if not len(xs) or not tested:
+    rs, xs, passes = chance_passes(residual, tested, budget, floor, extra)
+    if not len(xs):
         return [(math.inf, r) for r in rs]
-    limit = budget / len(rs)
-
-    def passes(at: np.ndarray) -> np.ndarray:
-        """(len(at), len(rs)) booleans: rule r holds at threshold xs[at] (chance passes within budget)."""
-        x = xs[at]
-        q = np.stack([np.minimum(w, w - np.searchsorted(row, x, side="left") + extra) / w for row in mags]) / 2.0
-        dist = np.zeros((len(x), d + 1))
-        dist[:, 0] = 1.0
-        for qp in q:
-            dist[:, 1:] = dist[:, 1:] * (1 - qp)[:, None] + dist[:, :-1] * qp[:, None]
-            dist[:, 0] *= 1 - qp
-        tail = np.cumsum(dist[:, ::-1], axis=1)[:, ::-1]  # tail[i, r] = P[X >= r] at threshold x[i]
-        return tested * 2.0 * tail[:, rs] <= limit
-
     # P[X >= r] does not increase with the threshold (every q_p falls), so each rule's first passing
     # threshold is found on a coarse grid of xs and then inside the one gap that brackets it: the
     # same values as evaluating every xs (each threshold's probabilities are computed alone), at a

@@ -158,25 +158,9 @@ def test_a_skim_that_finds_every_key_answers_exactly_and_its_interval_covers():
 
 def _pass_rules_everywhere(residual, tested, budget, floor, extra):
     """pass_rules by evaluating the chance-pass probability at every candidate threshold."""
-    d, w = residual.shape
-    rs = list(range(d // 2 + 1, d + 1))
-    mags = np.sort(np.abs(residual), axis=1)
-    xs = np.unique(mags[mags > floor])
-    xs = np.concatenate([[floor], xs]) if floor > 0 else xs
-    if not len(xs) or not tested:
-        return [(math.inf, r) for r in rs]
-    q = np.stack([np.minimum(w, w - np.searchsorted(row, xs, side="left") + extra) / w for row in mags]) / 2.0
-    dist = np.zeros((len(xs), d + 1))
-    dist[:, 0] = 1.0
-    for qp in q:
-        dist[:, 1:] = dist[:, 1:] * (1 - qp)[:, None] + dist[:, :-1] * qp[:, None]
-        dist[:, 0] *= 1 - qp
-    tail = np.cumsum(dist[:, ::-1], axis=1)[:, ::-1]
-    out = []
-    for r in rs:
-        ok = np.flatnonzero(tested * 2.0 * tail[:, r] <= budget / len(rs))
-        out.append((float(xs[ok[0]]) if len(ok) else math.inf, r))
-    return out
+    rs, xs, passes = sd.chance_passes(residual, tested, budget, floor, extra)
+    ok = passes(np.arange(len(xs)))
+    return [(float(xs[ok[:, j].argmax()]) if ok[:, j].any() else math.inf, r) for j, r in enumerate(rs)]
 
 
 def test_pass_rules_grid_search_equals_evaluating_every_threshold():
