@@ -22,7 +22,7 @@ import numpy as np
 
 from .errors import CounterOverflowError
 from .format import EXACT_HEADER_BYTES
-from .kernels import FLOAT_EXACT, I64, checked_add, fits_int32
+from .kernels import FLOAT_EXACT, I64, checked_add, fits_int32, key_counts
 
 __all__ = ["ENTRY_BYTES", "ExactStore", "aggregate", "converted_delta", "exact_capacity"]
 
@@ -49,7 +49,12 @@ def aggregate(keys: np.ndarray, weights: np.ndarray | None, float_weights: bool)
 
     Integer weights are summed exactly in int64: the caller guarantees that the
     batch's absolute weights sum below 2**63."""
-    uk, inv = np.unique(np.asarray(keys, dtype=np.int64), return_inverse=True)
+    keys = np.asarray(keys, dtype=np.int64)
+    if weights is None:
+        uk, counts = key_counts(keys, None)  # dense keys: one bincount instead of a sort
+        if counts is not None:
+            return uk, counts.astype(np.int64)
+    uk, inv = np.unique(keys, return_inverse=True)
     if weights is None:
         agg = np.bincount(inv, minlength=len(uk)).astype(np.int64)
     elif float_weights:

@@ -34,3 +34,17 @@ def test_dense_batches_give_the_counters_of_short_batches():
     for make in makers:
         ks = keys if make().params.get("domain") is None else keys + 20_000
         assert make().update(ks).to_bytes() == _one_by_one(make(), ks).to_bytes()
+
+
+def test_exact_mode_aggregates_dense_batches_like_the_sort():
+    from skimsketch.exact_mode import aggregate
+
+    rng = np.random.default_rng(5)
+    keys = rng.integers(-50, 250, 100_000).astype(np.int64)
+    for float_weights in (False, True):
+        uk, agg = aggregate(keys, None, float_weights)
+        want_k, want_c = np.unique(keys, return_counts=True)
+        assert uk.tolist() == want_k.tolist() and agg.tolist() == want_c.tolist() and agg.dtype == np.int64
+    sketch = ss.SkimmedSketch.for_bytes(16384, seed=1).update(keys)
+    assert sketch.exact_mode and sketch.to_bytes() == _one_by_one(ss.SkimmedSketch.for_bytes(16384, seed=1),
+                                                                   keys).to_bytes()
