@@ -285,10 +285,17 @@ def _report_rules(residual: np.ndarray, values: np.ndarray, tested: int, budget:
 
 
 def _passing(e: np.ndarray, rules) -> np.ndarray:
+    """Keys (columns of ``e``) passing a rule ``(t, r)``: at least ``r`` tables ``>= t``, or ``<= -t``.
+
+    "At least r values >= t" is "the r-th largest >= t": one sort per key serves every rule."""
     mask = np.zeros(e.shape[1], dtype=bool)
+    if not e.shape[1]:
+        return mask
+    ranked = np.sort(e, axis=0)
+    d = e.shape[0]
     for t, r in rules:
         if math.isfinite(t):
-            mask |= ((e >= t).sum(axis=0) >= r) | ((e <= -t).sum(axis=0) >= r)
+            mask |= (ranked[d - r] >= t) | (ranked[r - 1] <= -t)
     return mask
 
 

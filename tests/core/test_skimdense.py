@@ -172,3 +172,16 @@ def test_pass_rules_grid_search_equals_evaluating_every_threshold():
         tested = int(rng.integers(0, 10 ** int(rng.integers(1, 7))))
         args = (float(rng.choice([1e-3, 0.05, 0.5])), float(rng.choice([0.0, 1.0, 50.0])), int(rng.integers(0, 2)))
         assert sd.pass_rules(residual, tested, *args) == _pass_rules_everywhere(residual, tested, *args), (t, d, w)
+
+
+def test_passing_by_ranked_estimates_equals_counting_tables():
+    rng = np.random.default_rng(8)
+    for _ in range(200):
+        d, m = int(rng.integers(1, 30)), int(rng.integers(0, 150))
+        e = np.round(rng.normal(size=(d, m)) * 5)
+        rules = [(float(rng.choice([rng.uniform(0, 10), math.inf, 0.0, 3.0])), r) for r in range(d // 2 + 1, d + 1)]
+        want = np.zeros(m, dtype=bool)
+        for t, r in rules:
+            if math.isfinite(t):
+                want |= ((e >= t).sum(axis=0) >= r) | ((e <= -t).sum(axis=0) >= r)
+        assert (sd._passing(e, rules) == want).all()
