@@ -70,6 +70,7 @@ __all__ = ["DEFAULT_HIER_DEPTH", "DEFAULT_SKIM_FACTOR", "SkimResult", "SkimmedSk
 
 DEFAULT_SKIM_FACTOR = 1.0
 SEARCHES = ("range", "prefix", "virtual")
+MAX_PAIR_SIDE = 2048  # dense entries per side whose pairwise products the virtual interval term weighs
 ROUNDING = 1e-9  # relative floor of interval half-widths (float64 sums of the dense terms)  # candidate sources of unbounded keys (module docstring)
 # unbounded keys: prefix hierarchy shape (see skimsketch.hierarchy and docs/unbounded.md)
 DEFAULT_HIER_DEPTH = 4
@@ -84,6 +85,12 @@ def default_hier_width(width: int) -> int:
     (128, 16)
     """
     return 1 << max(MIN_LG, min(MAX_LG, (max(1, width // HIER_WIDTH_DIVISOR)).bit_length() - 1))
+
+
+def _heaviest_squares(values: np.ndarray) -> np.ndarray:
+    """Squares of the ``MAX_PAIR_SIDE`` largest ``|values|``."""
+    sq = np.square(values)
+    return sq if len(sq) <= MAX_PAIR_SIDE else np.partition(sq, len(sq) - MAX_PAIR_SIDE)[-MAX_PAIR_SIDE:]
 
 
 def _check_threshold(threshold) -> float:
@@ -669,15 +676,26 @@ class SkimmedSketch(HashSketch):
         keep = hit & (np.abs(est) >= t)
         return dict(zip(keys[keep].tolist(), est[keep].tolist()))
 
-    def _virtual_sd(self, other, value: float, dense_dense: float, f2_dense_a: float, f2_dense_b: float) -> float:
+    def _virtual_sd(self, other, value: float, a: SkimResult, b: SkimResult, dense_dense: float,
+                    confidence: float) -> float:
         """Deviation of the virtual ids' collision terms ``F.G - f.g`` (:mod:`skimsketch.virtual`):
-        at most ``(F2(f) F2(g) + (f.g)^2) / 2**lg`` in variance. Pairs of two dense keys are left
-        out: two given dense keys share an id with probability ``2**-lg`` (a rare event, not a
-        spread); every pair with a residual key is in. 0 outside the virtual layout."""
+        at most ``(F2(f) F2(g) + (f.g)^2) / 2**lg`` in variance. Every pair with a residual key is
+        in. A pair of dense entries ``(u, v)`` collides with probability ``2**-lg`` and then adds
+        about ``f(u) g(v)``: the largest such products, as many as ``0.1 (1 - confidence) 2**lg``
+        (a tenth of the interval's miss rate in expected collisions), are rare events the interval
+        may miss; the other pairs are a spread, and their squares are in. 0 outside the virtual layout."""
         if self._search != "virtual":
             return 0.0
         f2f, f2g = f2_bound(self.self_join_tables()), f2_bound(other.self_join_tables())
+        f2_dense_a, f2_dense_b = float(np.dot(a.values, a.values)), float(np.dot(b.values, b.values))
         var = max(f2f * f2g - f2_dense_a * f2_dense_b, 0.0) + max(value * value - dense_dense * dense_dense, 0.0)
+        rare = int(0.1 * (1.0 - confidence) * (1 << self._virtual_lg))
+        sa, sb = _heaviest_squares(a.values), _heaviest_squares(b.values)
+        # entries beyond the heaviest MAX_PAIR_SIDE per side: their pairs are a spread, all of them in
+        var += f2_dense_a * f2_dense_b - float(sa.sum()) * float(sb.sum())
+        pairs = np.outer(sa, sb).ravel()
+        if rare < len(pairs):
+            var += float(np.partition(pairs, len(pairs) - rare - 1)[: len(pairs) - rare].sum())
         return math.sqrt(var / (1 << self._virtual_lg))
 
     def _doubtful(self, res: SkimResult):
@@ -755,7 +773,7 @@ class SkimmedSketch(HashSketch):
         # the virtual layout's id collisions: one draw shared by every table (the median does not
         # shrink it), added in quadrature with the normal (or Chebyshev) factor of a single table
         k1 = normal_median_k(1, conf) if bound == "normal" else chebyshev_k(1, conf)
-        virt = self._virtual_sd(other, value, dense_dense, f2_dense_a, f2_dense_b)
+        virt = self._virtual_sd(other, value, a, b, dense_dense, conf)
         half = math.hypot(k * sd, k1 * virt) + ROUNDING * (abs(dense_dense) + float(np.abs(terms).sum(axis=0).max()))
         half += self._doubt(a, other, b, ia, ib)
         return Estimate(
