@@ -17,13 +17,15 @@ typedef struct {
     int64_t width, depth;
 } ref_family;
 
-static void scatter(const ref_family *f, uint64_t key, int64_t w, int64_t *out) {
+/* ``f`` is a local copy in every caller: a store to ``out`` cannot alias its fields */
+static inline void scatter(const ref_family *f, uint64_t key, int64_t w, int64_t *out) {
     uint32_t lo = (uint32_t)key, hi = (uint32_t)(key >> 32);
     uint32_t fold = lo ^ (uint32_t)((f->a * hi + f->b) >> 32);
     uint32_t c0 = fold & 0xFFFF, c1 = fold >> 16, c2 = c0 + c1;
-    for (int64_t p = 0; p < f->depth; p++) {
+    uint64_t word = 0;
+    for (int64_t p = 0; p < f->depth; p++) { /* each word read once, its two halves are tables p and p + 1 */
         int64_t j = p >> 1;
-        uint64_t word = f->t0[c0 * f->n_words + j] ^ f->t1[c1 * f->n_words + j] ^ f->t2[c2 * f->n_words + j];
+        if (!(p & 1)) word = f->t0[c0 * f->n_words + j] ^ f->t1[c1 * f->n_words + j] ^ f->t2[c2 * f->n_words + j];
         uint32_t u = (uint32_t)(word >> (32 * (p & 1)));
         int64_t bucket = (int64_t)(((uint64_t)(u & 0x7FFFFFFF) * (uint64_t)f->width) >> 31);
         out[p * f->width + bucket] += (u >> 31) ? -w : w;
@@ -31,8 +33,41 @@ static void scatter(const ref_family *f, uint64_t key, int64_t w, int64_t *out) 
 }
 
 /* counts of int64 keys */
-void ref_int_keys(const ref_family *f, const int64_t *keys, int64_t n, int64_t *out) {
-    for (int64_t i = 0; i < n; i++) scatter(f, (uint64_t)keys[i], 1, out);
+void ref_int_keys(const ref_family *family, const int64_t *keys, int64_t n, int64_t *out) {
+    const ref_family f = *family;
+    for (int64_t i = 0; i < n; i++) scatter(&f, (uint64_t)keys[i], 1, out);
+}
+
+/* the same work written for speed: the table rows of 16 keys located and prefetched before
+ * they are read, each 64-bit word read once for its two tables, the row pointer advanced per
+ * table (2-4x the plain loop here): the best C loop of this work we know, and the one the
+ * extension's kernel is measured against */
+void ref_int_keys_prefetch(const ref_family *family, const int64_t *keys, int64_t n, int64_t *out) {
+    const ref_family fl = *family, *f = &fl;
+    const uint64_t *rows[16][3];
+    for (int64_t s = 0; s < n; s += 16) {
+        int64_t m = n - s < 16 ? n - s : 16;
+        for (int64_t i = 0; i < m; i++) {
+            uint64_t key = (uint64_t)keys[s + i];
+            uint32_t fold = (uint32_t)key ^ (uint32_t)((f->a * (key >> 32) + f->b) >> 32);
+            uint32_t c0 = fold & 0xFFFF, c1 = fold >> 16;
+            rows[i][0] = f->t0 + c0 * f->n_words;
+            rows[i][1] = f->t1 + c1 * f->n_words;
+            rows[i][2] = f->t2 + (c0 + c1) * f->n_words;
+            for (int r = 0; r < 3; r++) __builtin_prefetch(rows[i][r]);
+        }
+        for (int64_t i = 0; i < m; i++) {
+            int64_t *row = out;
+            for (int64_t j = 0; j < f->n_words; j++) {
+                uint64_t word = rows[i][0][j] ^ rows[i][1][j] ^ rows[i][2][j];
+                for (int h = 0; h < 2 && 2 * j + h < f->depth; h++, row += f->width) {
+                    uint32_t u = (uint32_t)(word >> (32 * h));
+                    uint64_t bucket = ((uint64_t)(u & 0x7FFFFFFFu) * (uint64_t)f->width) >> 31;
+                    row[bucket] += (u >> 31) ? -1 : 1;
+                }
+            }
+        }
+    }
 }
 
 static uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
@@ -70,8 +105,22 @@ uint64_t ref_murmur(const uint8_t *data, int64_t len) {
 }
 
 /* counts of byte-string keys in Arrow layout (int32 offsets): fingerprint, then scatter */
-void ref_string_keys(const ref_family *f, const int32_t *offsets, const uint8_t *data, int64_t n, int64_t *out) {
-    for (int64_t i = 0; i < n; i++) scatter(f, ref_murmur(data + offsets[i], offsets[i + 1] - offsets[i]), 1, out);
+void ref_string_keys(const ref_family *family, const int32_t *offsets, const uint8_t *data, int64_t n,
+                     int64_t *out) {
+    const ref_family f = *family;
+    for (int64_t i = 0; i < n; i++) scatter(&f, ref_murmur(data + offsets[i], offsets[i + 1] - offsets[i]), 1, out);
+}
+
+/* the string version: fingerprints of 16 keys, rows prefetched, then the scatter */
+void ref_string_keys_prefetch(const ref_family *f, const int32_t *offsets, const uint8_t *data, int64_t n,
+                              int64_t *out) {
+    int64_t fp[16];
+    for (int64_t s = 0; s < n; s += 16) {
+        int64_t m = n - s < 16 ? n - s : 16;
+        for (int64_t i = 0; i < m; i++)
+            fp[i] = (int64_t)ref_murmur(data + offsets[s + i], offsets[s + i + 1] - offsets[s + i]);
+        ref_int_keys_prefetch(f, fp, m, out);
+    }
 }
 
 /* memory read speed: the sum of the buffer's 64-bit words */

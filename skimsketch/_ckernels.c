@@ -164,6 +164,35 @@ static inline void key_rows(const Family *f, int64_t key, const uint64_t **r0, c
 
 #define BLOCK 16 /* keys whose table rows are located (and prefetched) before they are read */
 
+/* out[p, bucket] += sign * w (w NULL: 1), modulo 2**64: exact while the true sums fit int64.
+ * Inlined twice, so the unweighted loop has no weight load. */
+static inline __attribute__((always_inline)) void count_keys(const Family *fp, const int64_t *keys, const int64_t *w,
+                                                             Py_ssize_t n, uint64_t *out) {
+    const Family f = *fp;
+    const uint64_t *r0[BLOCK], *r1[BLOCK], *r2[BLOCK];
+    for (Py_ssize_t s = 0; s < n; s += BLOCK) {
+        Py_ssize_t m = n - s < BLOCK ? n - s : BLOCK;
+        for (Py_ssize_t i = 0; i < m; i++) {
+            key_rows(&f, keys[s + i], &r0[i], &r1[i], &r2[i]);
+            __builtin_prefetch(r0[i]);
+            __builtin_prefetch(r1[i]);
+            __builtin_prefetch(r2[i]);
+        }
+        for (Py_ssize_t i = 0; i < m; i++) {
+            uint64_t wi = w ? (uint64_t)w[s + i] : 1;
+            uint64_t *row = out;
+            for (Py_ssize_t j = 0; j < f.n_words; j++) {
+                uint64_t word = r0[i][j] ^ r1[i][j] ^ r2[i][j];
+                for (int h = 0; h < 2 && 2 * j + h < f.depth; h++, row += f.width) {
+                    uint32_t u = (uint32_t)(word >> (32 * h));
+                    uint64_t bucket = ((uint64_t)(u & 0x7FFFFFFFu) * f.width) >> 31;
+                    row[bucket] += (u >> 31) ? 0 - wi : wi;
+                }
+            }
+        }
+    }
+}
+
 static PyObject *hash_counts(PyObject *self, PyObject *args) {
     PyObject *keys_o, *weights_o, *t0, *t1, *t2, *out_o;
     Py_ssize_t n_words, width;
@@ -194,28 +223,10 @@ static PyObject *hash_counts(PyObject *self, PyObject *args) {
         goto fail;
     }
     Py_BEGIN_ALLOW_THREADS
-    const uint64_t *r0[BLOCK], *r1[BLOCK], *r2[BLOCK];
-    for (Py_ssize_t s = 0; s < n; s += BLOCK) {
-        Py_ssize_t m = n - s < BLOCK ? n - s : BLOCK;
-        for (Py_ssize_t i = 0; i < m; i++) {
-            key_rows(&f, keys[s + i], &r0[i], &r1[i], &r2[i]);
-            __builtin_prefetch(r0[i]);
-            __builtin_prefetch(r1[i]);
-            __builtin_prefetch(r2[i]);
-        }
-        for (Py_ssize_t i = 0; i < m; i++) {
-            uint64_t wi = w ? (uint64_t)w[s + i] : 1; /* modulo 2**64: exact while the true sums fit int64 */
-            uint64_t *row = (uint64_t *)out;
-            for (Py_ssize_t j = 0; j < f.n_words; j++) {
-                uint64_t word = r0[i][j] ^ r1[i][j] ^ r2[i][j];
-                for (int h = 0; h < 2 && 2 * j + h < depth; h++, row += f.width) {
-                    uint32_t u = (uint32_t)(word >> (32 * h));
-                    uint64_t bucket = ((uint64_t)(u & 0x7FFFFFFFu) * f.width) >> 31;
-                    row[bucket] += (u >> 31) ? 0 - wi : wi;
-                }
-            }
-        }
-    }
+    if (w)
+        count_keys(&f, keys, w, n, (uint64_t *)out);
+    else
+        count_keys(&f, keys, NULL, n, (uint64_t *)out);
     Py_END_ALLOW_THREADS
     release_all(&bufs);
     Py_RETURN_NONE;
