@@ -9,7 +9,8 @@ wrapping (:class:`skimsketch.state.LinearState` applies it all or nothing), and
 The hot loops sit behind one small interface, :class:`Kernels` (docs/kernels.md):
 :func:`hash_delta` (a hash/skimmed sketch's counter delta), :func:`fingerprints`
 (MurmurHash3 of Arrow-style string buffers) and :func:`object_fingerprints` (an
-object array of ``str``/``bytes``). :class:`NumpyKernels` is the written-down
+object array of ``str``/``bytes``) for updates; :func:`hot_candidates` (the skim's
+candidate scan) and :func:`estimates` (the candidates' table estimates) for queries. :class:`NumpyKernels` is the written-down
 reference and the fallback; :class:`CompiledKernels` runs the C extension
 ``skimsketch._ckernels`` built by the package's setuptools build, with the same
 bytes (tests/core/test_kernels.py). :func:`backend` is the active one: compiled
@@ -48,7 +49,8 @@ _ckernels = _load_extension()
 
 __all__ = ["FLOAT_EXACT", "I64", "CompiledKernels", "Kernels", "NumpyKernels", "accumulate_cells",
            "as_counter_delta", "available", "backend", "checked_add", "exact_int_sum", "fingerprints",
-           "fits_int32", "hash_delta", "key_counts", "object_fingerprints", "scale_batch", "use", "weight_total"]
+           "fits_int32", "hash_delta", "key_counts", "object_fingerprints", "scale_batch", "use", "weight_total",
+           "bucket_members", "estimates", "hot_candidates"]
 
 I64 = np.iinfo(np.int64)
 _I32 = np.iinfo(np.int32)
@@ -208,6 +210,17 @@ class Kernels:
         is anything else (the caller canonicalises element by element)."""
         raise NotImplementedError
 
+    def hot_candidates(self, order: np.ndarray, starts: np.ndarray, hot: np.ndarray, exclude: np.ndarray,
+                       need: int) -> np.ndarray:
+        """The skim's candidate scan: positions (ascending int64) of the candidates not in ``exclude`` whose
+        bucket is set in ``hot`` (depth, width) in at least ``need`` tables. ``order`` (depth, n) and
+        ``starts`` (depth, width + 1) index the buckets (:func:`bucket_members`)."""
+        raise NotImplementedError
+
+    def estimates(self, residual: np.ndarray, buckets: np.ndarray, signs: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """Table estimates ``residual[p, buckets[p, i]] * signs[p, i]`` of the candidates ``idx`` -> (depth, len(idx))."""
+        raise NotImplementedError
+
 
 class NumpyKernels(Kernels):
     """The written-down reference (and the fallback without a C compiler): numpy and mmh3."""
@@ -243,6 +256,14 @@ class NumpyKernels(Kernels):
             offsets = np.cumsum([0] + [len(b) for b in strings], dtype=np.int64)
             out[blobs] = fingerprints_reference(offsets, np.frombuffer(b"".join(strings), dtype=np.uint8))
         return out, (null if null.any() else None)
+
+    def hot_candidates(self, order, starts, hot, exclude, need):
+        parts = [bucket_members(order[p], starts[p], hot[p]) for p in range(len(hot))]
+        count = np.bincount(np.concatenate(parts), minlength=len(exclude))
+        return np.flatnonzero((count >= need) & ~exclude)
+
+    def estimates(self, residual, buckets, signs, idx):
+        return np.take_along_axis(residual, buckets[:, idx], axis=1) * signs[:, idx]
 
 
 class CompiledKernels(Kernels):
@@ -284,6 +305,29 @@ class CompiledKernels(Kernels):
             return None
         null = null.view(bool)
         return out, (null if null.any() else None)
+
+
+    def hot_candidates(self, order, starts, hot, exclude, need):
+        d, n = order.shape
+        out = np.empty(n, dtype=np.int64)
+        k = _ckernels.hot_candidates(np.ascontiguousarray(order, dtype=np.int64),
+                                     np.ascontiguousarray(starts, dtype=np.int64), np.ascontiguousarray(hot, dtype=bool),
+                                     np.ascontiguousarray(exclude, dtype=bool), d, hot.shape[1], n, need,
+                                     np.zeros(n, dtype=np.uint8), out)
+        return np.sort(out[:k])
+
+    def estimates(self, residual, buckets, signs, idx):
+        d, n = buckets.shape
+        out = np.empty((d, len(idx)))
+        res = np.ascontiguousarray(residual, dtype=np.float64)
+        idx = np.ascontiguousarray(idx, dtype=np.int64)
+        b, s = buckets.astype(np.int64, copy=False), signs.astype(np.float64, copy=False)
+        if b.flags.f_contiguous and s.flags.f_contiguous and not (b.flags.c_contiguous and s.flags.c_contiguous):
+            _ckernels.gather_estimates(res, b.T, s.T, idx, d, res.shape[1], n, 1, d, out)  # key-major buffers
+        else:
+            _ckernels.gather_estimates(res, np.ascontiguousarray(b), np.ascontiguousarray(s), idx, d, res.shape[1], n,
+                                       n, 1, out)
+        return out
 
 
 def _extra_nulls() -> tuple:
@@ -365,3 +409,26 @@ def fingerprints(offsets, data) -> np.ndarray:
 def object_fingerprints(arr: np.ndarray):
     """:meth:`Kernels.object_fingerprints` of the active kernels."""
     return _active[0].object_fingerprints(arr)
+
+
+def bucket_members(order: np.ndarray, starts: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Positions of the candidates whose bucket is set in ``mask`` (width,), given one table's bucket
+    index: the candidates of bucket ``b`` are ``order[starts[b]:starts[b + 1]]``."""
+    b = np.flatnonzero(mask)
+    lo, hi = starts[b], starts[b + 1]
+    lens = hi - lo
+    total = int(lens.sum())
+    if not total:
+        return np.zeros(0, dtype=np.intp)
+    shift = np.repeat(lo - (np.cumsum(lens) - lens), lens)
+    return order[shift + np.arange(total)]
+
+
+def hot_candidates(order, starts, hot, exclude, need: int) -> np.ndarray:
+    """:meth:`Kernels.hot_candidates` of the active kernels."""
+    return _active[0].hot_candidates(order, starts, hot, exclude, need)
+
+
+def estimates(residual, buckets, signs, idx) -> np.ndarray:
+    """:meth:`Kernels.estimates` of the active kernels."""
+    return _active[0].estimates(residual, buckets, signs, idx)

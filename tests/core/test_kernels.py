@@ -261,3 +261,53 @@ def test_overflowing_weights_raise_the_same_way():
             with pytest.raises(CounterOverflowError):
                 sk.update([1, 2], weights=np.array([I64_MAX, 1]))
             assert sk.is_empty
+
+
+# -- the query's loops: the skim's candidate scan and the table estimates -----------------------
+@settings(max_examples=60, deadline=None)
+@given(seed=seeds, width=st.integers(1, 300), depth=st.integers(1, 9), n=st.integers(0, 3000), data=st.data())
+def test_candidate_scan_and_estimates_are_identical(seed, width, depth, n, data):
+    from skimsketch.skimdense import range_candidates
+
+    lo = data.draw(st.integers(-(2**40), 2**40))
+    cand = range_candidates(seed, width, depth, lo, lo + n)
+    rng = np.random.default_rng(n)
+    hot = rng.random((depth, width)) < data.draw(st.floats(0, 1))
+    exclude = rng.random(len(cand)) < 0.2
+    need = data.draw(st.integers(1, depth))
+    order, starts = cand.bucket_index(width)
+    a = REF.hot_candidates(order, starts, hot, exclude, need)
+    b = FAST.hot_candidates(order, starts, hot, exclude, need)
+    same(a.astype(np.int64), b)
+    want = [i for i in range(len(cand)) if not exclude[i] and hot[np.arange(depth), cand.buckets[:, i]].sum() >= need]
+    assert b.tolist() == want
+    residual = rng.normal(0, 1e6, (depth, width))
+    for buckets, signs in ((cand.buckets, cand.signs), (np.ascontiguousarray(cand.buckets), np.ascontiguousarray(cand.signs))):
+        same(REF.estimates(residual, buckets, signs, b), FAST.estimates(residual, buckets, signs, b))
+
+
+def test_estimates_refuse_indices_outside_the_candidates():
+    b, s = np.zeros((2, 3), dtype=np.int64), np.ones((2, 3))
+    with pytest.raises(IndexError, match="index 3 outside"):
+        FAST.estimates(np.zeros((2, 4)), b, s, np.array([3]))
+    with pytest.raises(IndexError, match="bucket 9 outside"):
+        FAST.estimates(np.zeros((2, 4)), b + 9, s, np.array([0]))
+
+
+@pytest.mark.parametrize("z, shift", [(1.0, 100), (1.5, 30), (0.5, 0)])
+def test_skims_and_joins_are_identical(z, shift):
+    from data.zipf import zipf_draws
+
+    rng = np.random.default_rng(int(z * 10) + shift)
+    m = 2**16
+    f, g = zipf_draws(rng, 200_000, m, z), zipf_draws(rng, 200_000, m, z, shift)
+    out = []
+    for name in ("numpy", "compiled"):
+        with kernels.use(name):
+            a = ss.SkimmedSketch(512, 5, 3, domain=m).update(f)
+            b = ss.SkimmedSketch(512, 5, 3, domain=m).update(g)
+            est = a.join_size(b)
+            sk = a.skim()
+            out.append((est.value, est.low, est.high, sk.keys.tolist(), sk.values.tolist(), sk.residual.tobytes()))
+    assert out[0] == out[1]
+    assert len(out[0][3]) > 0  # the skim found dense keys: the compared path ran
