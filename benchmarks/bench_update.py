@@ -9,7 +9,8 @@ HashSketch 815 x 5, SkimmedSketch 814 x 5) against the C reference doing the sam
 scatter-adds in C (the plain loop, and the same loop tuned: rows prefetched, words read once),
 for spread int64 keys, pyarrow strings, numpy object strings
 and keys of 1-10 MB (MB/s against a C MurmurHash3 and a C read of the same bytes), each
-with the compiled kernels and the numpy reference. Library and C runs alternate; each line
+with the compiled kernels and the numpy reference; then the query (skim + join of two
+SkimmedSketch(4096, 5, domain=2**20)), compiled against the numpy reference. Library and C runs alternate; each line
 gives the best of ``--repeat`` and the range of the per-pair ratios (the machine's noise).
 
 Section "countmin":
@@ -151,6 +152,32 @@ def kernels_section(n: int, repeat: int) -> None:
                     print(f"{label:44} {name:9} {len(keys) / lib:13,.0f} {variant:10} {len(keys) / cref:13,.0f} "
                           f"{cref / lib:6.2f}x {lo:5.2f}-{hi:4.2f}x")
         long_keys_section(ref, repeat, backends)
+    query_section(repeat, backends)
+
+
+def query_section(repeat: int, backends) -> None:
+    """skim + join estimate of two SkimmedSketch(4096, 5, domain=2**20) over 4M Zipf keys (80 KB of counters each),
+    compiled kernels against the numpy reference, alternating (no C reference of the whole skim)."""
+    from skimsketch import kernels
+
+    rng = np.random.default_rng(5)
+    m = 1 << 20
+    for z, shift in ((1.0, 100), (1.5, 30)):
+        f = ss.SkimmedSketch(4096, 5, 1, domain=m).update(zipf_draws(rng, 4_000_000, m, z))
+        g = ss.SkimmedSketch(4096, 5, 1, domain=m).update(zipf_draws(rng, 4_000_000, m, z, shift))
+        f.copy().join_size(g.copy())  # the candidates' hashes and bucket index are cached per shape and seed
+        times = {name: [] for name in backends}
+        for _ in range(repeat):
+            for name in backends:
+                with kernels.use(name):
+                    t = time.perf_counter()
+                    f.copy().join_size(g.copy())  # fresh copies: no cached skim
+                    times[name].append(time.perf_counter() - t)
+        line = ", ".join(f"{name} {min(ts):.3f} s" for name, ts in times.items())
+        if len(times) == 2:
+            pairs = [n / c for n, c in zip(times["numpy"], times["compiled"])]
+            line += f" (compiled {min(times['numpy']) / min(times['compiled']):.2f}x faster, {min(pairs):.2f}-{max(pairs):.2f}x)"
+        print(f"query: skim + join, SkimmedSketch(4096, 5, domain=2**20), Zipf {z} shift {shift}: {line}")
 
 
 def long_keys_section(ref, repeat: int, backends) -> None:

@@ -390,7 +390,8 @@ fail:
 
 /* -- the skim's candidate scan (skimsketch/skimdense.py) ----------------------------------- */
 
-/* Candidates (not excluded) that sit in a hot bucket in at least ``need`` tables, ascending.
+/* Candidates (not excluded) that sit in a hot bucket in at least ``need`` tables. ``counts``
+ * (uint8, one per candidate) must be all zero; it holds the counts on return.
  * ``order`` (depth, n) and ``starts`` (depth, width + 1) index each table's buckets: the
  * candidates of bucket b of table p are order[p, starts[p, b] : starts[p, b + 1]]. Only hot
  * buckets are visited; returns how many indices were written to ``out`` (unsorted: the
@@ -423,20 +424,14 @@ static PyObject *hot_candidates(PyObject *self, PyObject *args) {
             if (st[b] > st[b + 1]) goto bad_index;
     }
     Py_BEGIN_ALLOW_THREADS
-    for (int pass = 0; pass < 2; pass++) { /* count (emitting a key when it reaches need), then reset */
-        for (Py_ssize_t p = 0; p < depth; p++) {
-            const int64_t *ord = order + p * n, *st = starts + p * (width + 1);
-            const uint8_t *h = hot + p * width;
-            for (Py_ssize_t b = 0; b < width; b++) {
-                if (!h[b]) continue;
-                for (int64_t k = st[b]; k < st[b + 1]; k++) {
-                    int64_t i = ord[k];
-                    if (pass) {
-                        counts[i] = 0;
-                    } else if (++counts[i] == need && !excl[i]) {
-                        out[written++] = i;
-                    }
-                }
+    for (Py_ssize_t p = 0; p < depth; p++) { /* count, emitting a key when its count reaches need */
+        const int64_t *ord = order + p * n, *st = starts + p * (width + 1);
+        const uint8_t *h = hot + p * width;
+        for (Py_ssize_t b = 0; b < width; b++) {
+            if (!h[b]) continue;
+            for (int64_t k = st[b]; k < st[b + 1]; k++) {
+                int64_t i = ord[k];
+                if (++counts[i] == need && !excl[i]) out[written++] = i;
             }
         }
     }
