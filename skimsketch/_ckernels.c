@@ -6,10 +6,12 @@
  * whose dtypes the Python side has already checked; nothing here allocates Python objects
  * per key.
  *
- *   hash_counts(keys, weights|None, t0, t1, t2, n_words, a, b, width, depth, out)
+ *   hash_counts(keys, weights|None, t0, t1, t2, n_words, a, b, width, depth, out[, salt, lg])
  *       out[p, bucket_p(k)] += sign_p(k) * w   (int64 weights or counts; out int64 (depth, width))
- *   hash_float_cells(keys, weights, t0, t1, t2, n_words, a, b, width, depth, chunk, out, scratch)
+ *   hash_float_cells(keys, weights, t0, t1, t2, n_words, a, b, width, depth, chunk, out, scratch, cells[, salt, lg])
  *       out[p, 2 bucket + (sign < 0)] += w     (float64, summed in the reference's order)
+ *   With lg > 0 both first map each key to its virtual id and sign (skimsketch/virtual.py):
+ *   y = mix(key ^ salt), key = y >> (64 - lg), w = -w when y is odd.
  *   fingerprints(offsets, data, out)           MurmurHash3 x64-128 (seed 0) h1 of each byte string
  *   object_fingerprints(objects, nulls, out, null_mask) -> 1, or 0 if some element is not
  *       str / bytes / a null (the caller then takes the element-by-element path)
@@ -168,22 +170,45 @@ static inline void key_rows(const Family *f, int64_t key, const uint64_t **r0, c
 
 #define BLOCK 16 /* keys whose table rows are located (and prefetched) before they are read */
 
+/* The virtual key map of skimsketch/virtual.py: y = mix(key ^ salt), id = y >> (64 - lg), sign from bit 0. */
+typedef struct {
+    uint64_t salt;
+    int shift;
+} Virtual;
+
+static inline uint64_t splitmix_fin(uint64_t z) {
+    z ^= z >> 30;
+    z *= 0xBF58476D1CE4E5B9ULL;
+    z ^= z >> 27;
+    z *= 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
 /* out[p, bucket] += sign * w (w NULL: 1), modulo 2**64: exact while the true sums fit int64.
  * Inlined twice, so the unweighted loop has no weight load. */
 static inline __attribute__((always_inline)) void count_keys(const Family *fp, const int64_t *keys, const int64_t *w,
-                                                             Py_ssize_t n, uint64_t *out) {
+                                                             Py_ssize_t n, uint64_t *out, const Virtual *v) {
     const Family f = *fp;
     const uint64_t *r0[BLOCK], *r1[BLOCK], *r2[BLOCK];
+    uint64_t flip[BLOCK]; /* 0, or all ones: the virtual sign -1 */
     for (Py_ssize_t s = 0; s < n; s += BLOCK) {
         Py_ssize_t m = n - s < BLOCK ? n - s : BLOCK;
         for (Py_ssize_t i = 0; i < m; i++) {
-            key_rows(&f, keys[s + i], &r0[i], &r1[i], &r2[i]);
+            int64_t key = keys[s + i];
+            flip[i] = 0;
+            if (v) {
+                uint64_t y = splitmix_fin((uint64_t)key ^ v->salt);
+                key = (int64_t)(y >> v->shift);
+                flip[i] = 0 - (y & 1);
+            }
+            key_rows(&f, key, &r0[i], &r1[i], &r2[i]);
             __builtin_prefetch(r0[i]);
             __builtin_prefetch(r1[i]);
             __builtin_prefetch(r2[i]);
         }
         for (Py_ssize_t i = 0; i < m; i++) {
             uint64_t wi = w ? (uint64_t)w[s + i] : 1;
+            wi = (wi ^ flip[i]) - flip[i]; /* times the virtual sign */
             uint64_t *row = out;
             for (Py_ssize_t j = 0; j < f.n_words; j++) {
                 uint64_t word = r0[i][j] ^ r1[i][j] ^ r2[i][j];
@@ -202,9 +227,16 @@ static PyObject *hash_counts(PyObject *self, PyObject *args) {
     Py_ssize_t n_words, width;
     unsigned long long a, b;
     int depth;
-    if (!PyArg_ParseTuple(args, "OOOOOnKKniO", &keys_o, &weights_o, &t0, &t1, &t2, &n_words, &a, &b, &width,
-                          &depth, &out_o))
+    unsigned long long salt = 0;
+    int lg = 0;
+    if (!PyArg_ParseTuple(args, "OOOOOnKKniO|Ki", &keys_o, &weights_o, &t0, &t1, &t2, &n_words, &a, &b, &width,
+                          &depth, &out_o, &salt, &lg))
         return NULL;
+    if (lg < 0 || lg > 62) {
+        PyErr_Format(PyExc_ValueError, "hash_counts: lg=%d is outside [1, 62] (0: no virtual map)", lg);
+        return NULL;
+    }
+    Virtual virt = {salt, 64 - lg};
     Buffers bufs = {.n = 0};
     Family f;
     Py_ssize_t n, nw = 0, nout;
@@ -227,10 +259,14 @@ static PyObject *hash_counts(PyObject *self, PyObject *args) {
         goto fail;
     }
     Py_BEGIN_ALLOW_THREADS
-    if (w)
-        count_keys(&f, keys, w, n, (uint64_t *)out);
+    if (lg && w)
+        count_keys(&f, keys, w, n, (uint64_t *)out, &virt);
+    else if (lg)
+        count_keys(&f, keys, NULL, n, (uint64_t *)out, &virt);
+    else if (w)
+        count_keys(&f, keys, w, n, (uint64_t *)out, NULL);
     else
-        count_keys(&f, keys, NULL, n, (uint64_t *)out);
+        count_keys(&f, keys, NULL, n, (uint64_t *)out, NULL);
     Py_END_ALLOW_THREADS
     release_all(&bufs);
     Py_RETURN_NONE;
@@ -248,9 +284,15 @@ static PyObject *hash_float_cells(PyObject *self, PyObject *args) {
     Py_ssize_t n_words, width, chunk;
     unsigned long long a, b;
     int depth;
-    if (!PyArg_ParseTuple(args, "OOOOOnKKninOOO", &keys_o, &weights_o, &t0, &t1, &t2, &n_words, &a, &b, &width,
-                          &depth, &chunk, &out_o, &scratch_o, &cells_o))
+    unsigned long long salt = 0;
+    int lg = 0;
+    if (!PyArg_ParseTuple(args, "OOOOOnKKninOOO|Ki", &keys_o, &weights_o, &t0, &t1, &t2, &n_words, &a, &b, &width,
+                          &depth, &chunk, &out_o, &scratch_o, &cells_o, &salt, &lg))
         return NULL;
+    if (lg < 0 || lg > 62) {
+        PyErr_Format(PyExc_ValueError, "hash_float_cells: lg=%d is outside [1, 62] (0: no virtual map)", lg);
+        return NULL;
+    }
     Buffers bufs = {.n = 0};
     Family f;
     Py_ssize_t n, nw, nout, nscratch, ncells;
@@ -270,7 +312,14 @@ static PyObject *hash_float_cells(PyObject *self, PyObject *args) {
         Py_ssize_t e = n - s < chunk ? n : s + chunk, c = 0;
         for (Py_ssize_t i = s; i < e; i++) {
             const uint64_t *r0, *r1, *r2;
-            key_rows(&f, keys[i], &r0, &r1, &r2);
+            int64_t key = keys[i];
+            double wi = w[i];
+            if (lg) {
+                uint64_t y = splitmix_fin((uint64_t)key ^ salt);
+                key = (int64_t)(y >> (64 - lg));
+                if (y & 1) wi = -wi;
+            }
+            key_rows(&f, key, &r0, &r1, &r2);
             int64_t base = 0;
             for (Py_ssize_t j = 0; j < f.n_words; j++) {
                 uint64_t word = r0[j] ^ r1[j] ^ r2[j];
@@ -278,7 +327,7 @@ static PyObject *hash_float_cells(PyObject *self, PyObject *args) {
                     uint32_t u = (uint32_t)(word >> (32 * h));
                     uint64_t bucket = ((uint64_t)(u & 0x7FFFFFFFu) * f.width) >> 31;
                     int64_t cell = base + 2 * (int64_t)bucket + (u >> 31);
-                    scratch[cell] += w[i];
+                    scratch[cell] += wi;
                     cells[c++] = cell;
                 }
             }

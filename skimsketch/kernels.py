@@ -32,6 +32,7 @@ import numpy as np
 
 from .errors import CounterOverflowError
 from .fingerprints import fingerprints_reference
+from .hashing import mix
 
 
 
@@ -50,7 +51,7 @@ _ckernels = _load_extension()
 __all__ = ["FLOAT_EXACT", "I64", "CompiledKernels", "Kernels", "NumpyKernels", "accumulate_cells",
            "as_counter_delta", "available", "backend", "checked_add", "exact_int_sum", "fingerprints",
            "fits_int32", "hash_delta", "key_counts", "object_fingerprints", "scale_batch", "use", "weight_total",
-           "bucket_members", "estimates", "hot_candidates"]
+           "bucket_members", "estimates", "hot_candidates", "virtual_hash_delta"]
 
 I64 = np.iinfo(np.int64)
 _I32 = np.iinfo(np.int32)
@@ -200,6 +201,17 @@ class Kernels:
         integer counters, float64 for weighted float counters."""
         raise NotImplementedError
 
+    def virtual_hash_delta(self, family, keys: np.ndarray, weights, salt: int, lg: int, width: int, depth: int,
+                           float_counters: bool) -> np.ndarray:
+        """:meth:`hash_delta` of the keys' virtual ids with their weights times the virtual signs
+        (skimsketch/virtual.py: ``y = mix(key ^ salt)``, id ``y >> (64 - lg)``, sign ``-1`` when ``y``
+        is odd); the delta of ``hash_delta(family, ids, signs * (weights or 1), ...)``."""
+        y = mix(np.ascontiguousarray(keys, dtype=np.int64).view(np.uint64) ^ np.uint64(salt))
+        ids = (y >> np.uint64(64 - lg)).astype(np.int64)
+        signs = 1 - 2 * (y & np.uint64(1)).astype(np.int64)
+        w = signs if weights is None else weights * signs
+        return self.hash_delta(family, ids, w, width, depth, float_counters)
+
     def fingerprints(self, offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
         """``fingerprint64`` of each ``data[offsets[i]:offsets[i+1]]`` (int64 offsets, uint8 data)."""
         raise NotImplementedError
@@ -272,22 +284,35 @@ class CompiledKernels(Kernels):
     name = "compiled"
 
     def hash_delta(self, family, keys, weights, width, depth, float_counters):
+        return self._delta(family, keys, weights, width, depth, float_counters, (0, 0))
+
+    @staticmethod
+    def _delta(family, keys, weights, width, depth, float_counters, virtual):
+        """hash_delta, with the keys first mapped to virtual ids and signs when ``virtual`` = (salt, lg > 0)."""
         n_words = (depth + 1) // 2
         t0, t1, t2 = family.tables(n_words)
         a, b = family.fold_constants
         keys = np.ascontiguousarray(keys, dtype=np.int64)
-        if weights is None or (weights.dtype.kind != "f" and not float_counters):
+        signed = virtual[1] > 0  # virtual signs make unit weights a weight column (float sums on float counters)
+        if (weights is None and not (signed and float_counters)) or \
+                (weights is not None and weights.dtype.kind != "f" and not float_counters):
             out = np.zeros(depth * width, dtype=np.int64)
             w = None if weights is None else np.ascontiguousarray(weights, dtype=np.int64)
-            _ckernels.hash_counts(keys, w, t0, t1, t2, n_words, a, b, width, depth, out)
+            _ckernels.hash_counts(keys, w, t0, t1, t2, n_words, a, b, width, depth, out, *virtual)
             return out.reshape(depth, width)
         # float counters: the reference's float64 sums, in its order (chunks of _CHUNK keys)
-        w = np.ascontiguousarray(weights, dtype=np.float64)
+        w = np.ones(len(keys)) if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
         acc = np.zeros(2 * depth * width)
         scratch = np.zeros_like(acc)
         cells = np.empty(_CHUNK * depth, dtype=np.int64)
-        _ckernels.hash_float_cells(keys, w, t0, t1, t2, n_words, a, b, width, depth, _CHUNK, acc, scratch, cells)
+        _ckernels.hash_float_cells(keys, w, t0, t1, t2, n_words, a, b, width, depth, _CHUNK, acc, scratch, cells,
+                                   *virtual)
         return as_counter_delta((acc[0::2] - acc[1::2]).reshape(depth, width), float_counters)
+
+    def virtual_hash_delta(self, family, keys, weights, salt, lg, width, depth, float_counters):
+        if not 1 <= lg <= 62:
+            raise ValueError(f"lg={lg} is outside [1, 62]")
+        return self._delta(family, keys, weights, width, depth, float_counters, (salt, lg))
 
     def fingerprints(self, offsets, data):
         offsets = np.ascontiguousarray(offsets, dtype=np.int64)
@@ -432,3 +457,9 @@ def hot_candidates(order, starts, hot, exclude, need: int) -> np.ndarray:
 def estimates(residual, buckets, signs, idx) -> np.ndarray:
     """:meth:`Kernels.estimates` of the active kernels."""
     return _active[0].estimates(residual, buckets, signs, idx)
+
+
+def virtual_hash_delta(family, keys, weights, salt: int, lg: int, width: int, depth: int,
+                       float_counters: bool) -> np.ndarray:
+    """:meth:`Kernels.virtual_hash_delta` of the active kernels (the virtual-id map fused into the update)."""
+    return _active[0].virtual_hash_delta(family, keys, weights, salt, lg, width, depth, float_counters)

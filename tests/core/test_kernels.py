@@ -311,3 +311,39 @@ def test_skims_and_joins_are_identical(z, shift):
             out.append((est.value, est.low, est.high, sk.keys.tolist(), sk.values.tolist(), sk.residual.tobytes()))
     assert out[0] == out[1]
     assert len(out[0][3]) > 0  # the skim found dense keys: the compared path ran
+
+
+@settings(max_examples=60, deadline=None)
+@given(keys=st.lists(int64s, max_size=300), seed=seeds, lg=st.integers(10, 22), width=st.integers(1, 5000),
+       depth=st.integers(1, 12), weights=st.sampled_from(["none", "int", "float"]), float_counters=st.booleans(),
+       data=st.data())
+def test_the_fused_virtual_map_is_identical_to_virtual_ids_then_hashing(keys, seed, lg, width, depth, weights,
+                                                                        float_counters, data):
+    from skimsketch.virtual import virtual_ids, virtual_salt
+
+    k = np.array(keys, dtype=np.int64)
+    n = len(k)
+    if weights == "none":
+        w = None
+    elif weights == "int":
+        w = np.array(data.draw(st.lists(st.integers(-1000, 1000), min_size=n, max_size=n)), dtype=np.int64)
+    else:
+        float_counters = True
+        w = np.array(data.draw(st.lists(st.floats(-1e300, 1e300), min_size=n, max_size=n)))
+    fam, salt = family(seed), virtual_salt(seed)
+    ids, signs = virtual_ids(k, seed, lg)
+    composed = REF.hash_delta(fam, ids, signs.astype(np.int64) if w is None else w * signs, width, depth,
+                              float_counters)
+    same(composed, REF.virtual_hash_delta(fam, k, w, salt, lg, width, depth, float_counters))
+    same(composed, FAST.virtual_hash_delta(fam, k, w, salt, lg, width, depth, float_counters))
+
+
+def test_the_fused_virtual_map_over_chunks_and_bad_lg():
+    rng = np.random.default_rng(8)
+    k, w = rng.integers(I64_MIN, I64_MAX, 70_000), rng.standard_cauchy(70_000)
+    fam = family(9)
+    for weights, fc in ((None, False), (None, True), (rng.integers(-9, 9, 70_000), False), (w, True)):
+        same(REF.virtual_hash_delta(fam, k, weights, 12345, 20, 814, 5, fc),
+             FAST.virtual_hash_delta(fam, k, weights, 12345, 20, 814, 5, fc))
+    with pytest.raises(ValueError, match="lg=63"):
+        FAST.virtual_hash_delta(fam, k, None, 1, 63, 814, 5, False)
