@@ -5,7 +5,8 @@ sketch (absolute timings vary between machines and runs; the ratios are what to 
     ./dev bench [--n 4000000] [--repeat 3] [--section kernels|countmin|all]
 
 Section "kernels" (docs/kernels.md): updates of the default shape (``for_bytes(16384)``:
-HashSketch 815 x 5, SkimmedSketch 814 x 5) against the C reference doing the same hash and
+HashSketch and SkimmedSketch 815 x 5, the skimmed one in the virtual layout, whose C reference
+maps each key to its virtual id and sign first) against the C reference doing the same hash and
 scatter-adds in C (the plain loop, and the same loop tuned: rows prefetched, words read once),
 for spread int64 keys, pyarrow strings, numpy object strings
 and keys of 1-10 MB (MB/s against a C MurmurHash3 and a C read of the same bytes), each
@@ -41,6 +42,7 @@ import time
 import numpy as np
 
 import skimsketch as ss
+from skimsketch.virtual import virtual_salt
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the checkout
 from benchmarks.workloads import best_time, zipf_draws  # noqa: E402
@@ -52,7 +54,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # -- the C reference ---------------------------------------------------------------------
 class RefFamily(ctypes.Structure):
     _fields_ = [("t0", ctypes.c_void_p), ("t1", ctypes.c_void_p), ("t2", ctypes.c_void_p), ("n_words", ctypes.c_int64),
-                ("a", ctypes.c_uint64), ("b", ctypes.c_uint64), ("width", ctypes.c_int64), ("depth", ctypes.c_int64)]
+                ("a", ctypes.c_uint64), ("b", ctypes.c_uint64), ("width", ctypes.c_int64), ("depth", ctypes.c_int64),
+                ("salt", ctypes.c_uint64), ("lg", ctypes.c_int64)]
 
 
 def build_reference(folder: str):
@@ -70,12 +73,14 @@ def ptr(a: np.ndarray):
     return ctypes.c_void_p(a.ctypes.data)
 
 
-def ref_family(seed: int, width: int, depth: int):
+def ref_family(seed: int, width: int, depth: int, virtual_lg: int | None = None):
+    """The C reference's view of a sketch's hash family (and virtual map, for search='virtual')."""
     fam = ss.hashing.family(seed)
     nw = (depth + 1) // 2
     tables = fam.tables(nw)
     a, b = fam.fold_constants
-    return RefFamily(*(t.ctypes.data for t in tables), nw, a, b, width, depth), tables
+    salt = virtual_salt(seed) if virtual_lg else 0
+    return RefFamily(*(t.ctypes.data for t in tables), nw, a, b, width, depth, salt, virtual_lg or 0), tables
 
 
 def timed_pairs(lib_fn, ref_fn, repeat: int):
@@ -127,7 +132,7 @@ def kernels_section(n: int, repeat: int) -> None:
                           objects, "str"))
         for label, make, keys, kind in cases:
             sk = make()
-            fam, _tables = ref_family(1, sk.width, sk.depth)
+            fam, _tables = ref_family(1, sk.width, sk.depth, sk.params.get("virtual_lg"))
             out = np.zeros(sk.depth * sk.width, dtype=np.int64)
             refs = {}
             for variant, suffix in (("C plain", ""), ("C tuned", "_prefetch")):

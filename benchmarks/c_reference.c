@@ -15,10 +15,23 @@ typedef struct {
     int64_t n_words;
     uint64_t a, b;
     int64_t width, depth;
+    uint64_t salt; /* lg > 0: the virtual layout (skimsketch/virtual.py): each key is first mapped to */
+    int64_t lg;    /* y = mix(key ^ salt), hashed as the id y >> (64 - lg) with weight -w when y is odd */
 } ref_family;
+
+static inline uint64_t ref_mix(uint64_t z) {
+    z ^= z >> 30; z *= 0xBF58476D1CE4E5B9ULL;
+    z ^= z >> 27; z *= 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
 
 /* ``f`` is a local copy in every caller: a store to ``out`` cannot alias its fields */
 static inline void scatter(const ref_family *f, uint64_t key, int64_t w, int64_t *out) {
+    if (f->lg) {
+        uint64_t y = ref_mix(key ^ f->salt);
+        key = y >> (64 - f->lg);
+        w = (y & 1) ? -w : w;
+    }
     uint32_t lo = (uint32_t)key, hi = (uint32_t)(key >> 32);
     uint32_t fold = lo ^ (uint32_t)((f->a * hi + f->b) >> 32);
     uint32_t c0 = fold & 0xFFFF, c1 = fold >> 16, c2 = c0 + c1;
@@ -47,8 +60,15 @@ void ref_int_keys_prefetch(const ref_family *family, const int64_t *keys, int64_
     const uint64_t *rows[16][3];
     for (int64_t s = 0; s < n; s += 16) {
         int64_t m = n - s < 16 ? n - s : 16;
+        int64_t sign[16];
         for (int64_t i = 0; i < m; i++) {
             uint64_t key = (uint64_t)keys[s + i];
+            sign[i] = 1;
+            if (f->lg) {
+                uint64_t y = ref_mix(key ^ f->salt);
+                key = y >> (64 - f->lg);
+                sign[i] = (y & 1) ? -1 : 1;
+            }
             uint32_t fold = (uint32_t)key ^ (uint32_t)((f->a * (key >> 32) + f->b) >> 32);
             uint32_t c0 = fold & 0xFFFF, c1 = fold >> 16;
             rows[i][0] = f->t0 + c0 * f->n_words;
@@ -63,7 +83,7 @@ void ref_int_keys_prefetch(const ref_family *family, const int64_t *keys, int64_
                 for (int h = 0; h < 2 && 2 * j + h < f->depth; h++, row += f->width) {
                     uint32_t u = (uint32_t)(word >> (32 * h));
                     uint64_t bucket = ((uint64_t)(u & 0x7FFFFFFFu) * (uint64_t)f->width) >> 31;
-                    row[bucket] += (u >> 31) ? -1 : 1;
+                    row[bucket] += (u >> 31) ? -sign[i] : sign[i];
                 }
             }
         }
