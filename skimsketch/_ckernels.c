@@ -176,6 +176,12 @@ typedef struct {
     int shift;
 } Virtual;
 
+static int check_lg(int lg, const char *what) {
+    if (lg >= 0 && lg <= 62) return 0;
+    PyErr_Format(PyExc_ValueError, "%s: lg=%d is outside [1, 62] (0: no virtual map)", what, lg);
+    return -1;
+}
+
 static inline uint64_t splitmix_fin(uint64_t z) {
     z ^= z >> 30;
     z *= 0xBF58476D1CE4E5B9ULL;
@@ -232,10 +238,7 @@ static PyObject *hash_counts(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOOOOnKKniO|Ki", &keys_o, &weights_o, &t0, &t1, &t2, &n_words, &a, &b, &width,
                           &depth, &out_o, &salt, &lg))
         return NULL;
-    if (lg < 0 || lg > 62) {
-        PyErr_Format(PyExc_ValueError, "hash_counts: lg=%d is outside [1, 62] (0: no virtual map)", lg);
-        return NULL;
-    }
+    if (check_lg(lg, "hash_counts") < 0) return NULL;
     Virtual virt = {salt, 64 - lg};
     Buffers bufs = {.n = 0};
     Family f;
@@ -289,10 +292,7 @@ static PyObject *hash_float_cells(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOOOOnKKninOOO|Ki", &keys_o, &weights_o, &t0, &t1, &t2, &n_words, &a, &b, &width,
                           &depth, &chunk, &out_o, &scratch_o, &cells_o, &salt, &lg))
         return NULL;
-    if (lg < 0 || lg > 62) {
-        PyErr_Format(PyExc_ValueError, "hash_float_cells: lg=%d is outside [1, 62] (0: no virtual map)", lg);
-        return NULL;
-    }
+    if (check_lg(lg, "hash_float_cells") < 0) return NULL;
     Buffers bufs = {.n = 0};
     Family f;
     Py_ssize_t n, nw, nout, nscratch, ncells;

@@ -64,6 +64,19 @@ def same(a, b):
         assert np.array_equal(a, b)
 
 
+def draw_weights(data, kind: str, n: int):
+    """None, or ``n`` weights of ``kind``: small ints, ints beyond float64's exact range (the reference's exact
+    int64 path; their absolute sum stays below 2**63), or floats from +-1e300 down to subnormal."""
+    if kind == "none":
+        return None
+    if kind == "int":
+        return np.array(data.draw(st.lists(st.integers(-1000, 1000), min_size=n, max_size=n)), dtype=np.int64)
+    if kind == "bigint":
+        w = np.array(data.draw(st.lists(st.integers(-(2**60), 2**60), min_size=n, max_size=n)), dtype=np.int64)
+        return w // max(n, 1)
+    return np.array(data.draw(st.lists(st.floats(-1e300, 1e300) | st.floats(-1, 1), min_size=n, max_size=n)))
+
+
 int64s = st.one_of(st.integers(I64_MIN, I64_MAX), st.sampled_from([0, 1, -1, I64_MIN, I64_MAX, 2**32, -(2**32)]))
 seeds = st.one_of(st.integers(0, 2**64 - 1), st.sampled_from([0, 1, 7, 2**64 - 1]))
 
@@ -73,17 +86,8 @@ seeds = st.one_of(st.integers(0, 2**64 - 1), st.sampled_from([0, 1, 7, 2**64 - 1
        weights=st.sampled_from(["none", "int", "bigint", "float"]), float_counters=st.booleans(), data=st.data())
 def test_hash_delta_is_identical(keys, seed, width, depth, weights, float_counters, data):
     k = np.array(keys, dtype=np.int64)
-    n = len(k)
-    if weights == "none":
-        w = None
-    elif weights == "int":
-        w = np.array(data.draw(st.lists(st.integers(-1000, 1000), min_size=n, max_size=n)), dtype=np.int64)
-    elif weights == "bigint":  # beyond float64's exact range (the reference's exact int64 path)
-        w = np.array(data.draw(st.lists(st.integers(-(2**60), 2**60), min_size=n, max_size=n)), dtype=np.int64)
-        w = w // max(n, 1)
-    else:
-        float_counters = True
-        w = np.array(data.draw(st.lists(st.floats(-1e300, 1e300) | st.floats(-1, 1), min_size=n, max_size=n)))
+    w = draw_weights(data, weights, len(k))
+    float_counters = float_counters or weights == "float"
     fam = family(seed)
     with np.errstate(over="ignore", invalid="ignore"):
         same(REF.hash_delta(fam, k, w, width, depth, float_counters),
@@ -322,14 +326,8 @@ def test_the_fused_virtual_map_is_identical_to_virtual_ids_then_hashing(keys, se
     from skimsketch.virtual import virtual_ids, virtual_salt
 
     k = np.array(keys, dtype=np.int64)
-    n = len(k)
-    if weights == "none":
-        w = None
-    elif weights == "int":
-        w = np.array(data.draw(st.lists(st.integers(-1000, 1000), min_size=n, max_size=n)), dtype=np.int64)
-    else:
-        float_counters = True
-        w = np.array(data.draw(st.lists(st.floats(-1e300, 1e300), min_size=n, max_size=n)))
+    w = draw_weights(data, weights, len(k))
+    float_counters = float_counters or weights == "float"
     fam, salt = family(seed), virtual_salt(seed)
     ids, signs = virtual_ids(k, seed, lg)
     composed = REF.hash_delta(fam, ids, signs.astype(np.int64) if w is None else w * signs, width, depth,
