@@ -15,6 +15,7 @@
  *   fingerprints(offsets, data, out)           MurmurHash3 x64-128 (seed 0) h1 of each byte string
  *   object_fingerprints(objects, nulls, out, null_mask) -> 1, or 0 if some element is not
  *       str / bytes / a null (the caller then takes the element-by-element path)
+ *   virtual_counts(keys, salt, lg, net)       net[id(k)] += sign(k): signed counts per virtual id
  *   hot_candidates(order, starts, hot, exclude, depth, width, n, need, counts, out) -> count
  *       the skim's candidate scan: keys in a hot bucket in >= need tables
  *   gather_estimates(residual, buckets, signs, idx, depth, width, n, out)
@@ -543,7 +544,40 @@ fail:
     return NULL;
 }
 
+/* net[id] += +-1 for each key's virtual id and sign (skimsketch/virtual.py): the signed count per id. */
+static PyObject *virtual_counts(PyObject *self, PyObject *args) {
+    PyObject *keys_o, *net_o;
+    unsigned long long salt;
+    int lg;
+    if (!PyArg_ParseTuple(args, "OKiO", &keys_o, &salt, &lg, &net_o)) return NULL;
+    if (lg < 1 || lg > 30) {
+        PyErr_Format(PyExc_ValueError, "virtual_counts: lg=%d is outside [1, 30]", lg);
+        return NULL;
+    }
+    Buffers bufs = {.n = 0};
+    Py_ssize_t n, nnet;
+    const int64_t *keys = get_buffer(&bufs, keys_o, 8, 0, &n, "keys");
+    uint64_t *net = keys ? get_buffer(&bufs, net_o, 8, 1, &nnet, "net") : NULL;
+    if (!net) goto fail;
+    if (nnet != ((Py_ssize_t)1 << lg)) {
+        PyErr_SetString(PyExc_ValueError, "virtual_counts: net must hold 2**lg counts");
+        goto fail;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t y = splitmix_fin((uint64_t)keys[i] ^ salt);
+        net[y >> (64 - lg)] += (y & 1) ? (uint64_t)-1 : 1;
+    }
+    Py_END_ALLOW_THREADS
+    release_all(&bufs);
+    Py_RETURN_NONE;
+fail:
+    release_all(&bufs);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
+    {"virtual_counts", virtual_counts, METH_VARARGS, "Signed key counts per virtual id."},
     {"hot_candidates", hot_candidates, METH_VARARGS, "Candidates in hot buckets of at least need tables."},
     {"gather_estimates", gather_estimates, METH_VARARGS, "Table estimates residual[p, bucket] * sign of keys."},
     {"hash_counts", hash_counts, METH_VARARGS, "Signed int64 hash-sketch counts of int64 keys (see module docs)."},

@@ -51,7 +51,7 @@ _ckernels = _load_extension()
 __all__ = ["FLOAT_EXACT", "I64", "CompiledKernels", "Kernels", "NumpyKernels", "accumulate_cells",
            "as_counter_delta", "available", "backend", "checked_add", "exact_int_sum", "fingerprints",
            "fits_int32", "hash_delta", "key_counts", "object_fingerprints", "scale_batch", "use", "weight_total",
-           "bucket_members", "estimates", "hot_candidates", "virtual_hash_delta"]
+           "bucket_members", "estimates", "hot_candidates", "virtual_counts", "virtual_hash_delta"]
 
 I64 = np.iinfo(np.int64)
 _I32 = np.iinfo(np.int32)
@@ -206,11 +206,18 @@ class Kernels:
         """:meth:`hash_delta` of the keys' virtual ids with their weights times the virtual signs
         (skimsketch/virtual.py: ``y = mix(key ^ salt)``, id ``y >> (64 - lg)``, sign ``-1`` when ``y``
         is odd); the delta of ``hash_delta(family, ids, signs * (weights or 1), ...)``."""
-        y = mix(np.ascontiguousarray(keys, dtype=np.int64).view(np.uint64) ^ np.uint64(salt))
-        ids = (y >> np.uint64(64 - lg)).astype(np.int64)
-        signs = 1 - 2 * (y & np.uint64(1)).astype(np.int64)
+        ids, signs = _virtual_map(keys, salt, lg)
         w = signs if weights is None else weights * signs
         return self.hash_delta(family, ids, w, width, depth, float_counters)
+
+    def virtual_counts(self, keys: np.ndarray, salt: int, lg: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(ids, net)``: the virtual ids (ascending int64) whose keys' signs do not cancel, and each
+        one's net signed count (int64): an unweighted batch summed per virtual id."""
+        ids, signs = _virtual_map(keys, salt, lg)
+        both = np.bincount(ids * 2 + (signs < 0), minlength=2 << lg).reshape(-1, 2)
+        net = both[:, 0] - both[:, 1]
+        present = np.flatnonzero(net)
+        return present.astype(np.int64), net[present]
 
     def fingerprints(self, offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
         """``fingerprint64`` of each ``data[offsets[i]:offsets[i+1]]`` (int64 offsets, uint8 data)."""
@@ -314,6 +321,14 @@ class CompiledKernels(Kernels):
             raise ValueError(f"lg={lg} is outside [1, 62]")
         return self._delta(family, keys, weights, width, depth, float_counters, (salt, lg))
 
+    def virtual_counts(self, keys, salt, lg):
+        if not 1 <= lg <= 62:
+            raise ValueError(f"lg={lg} is outside [1, 62]")
+        net = np.zeros(1 << lg, dtype=np.int64)
+        _ckernels.virtual_counts(np.ascontiguousarray(keys, dtype=np.int64), salt, lg, net)
+        present = np.flatnonzero(net)
+        return present.astype(np.int64), net[present]
+
     def fingerprints(self, offsets, data):
         offsets = np.ascontiguousarray(offsets, dtype=np.int64)
         data = np.ascontiguousarray(data, dtype=np.uint8)
@@ -353,6 +368,13 @@ class CompiledKernels(Kernels):
             _ckernels.gather_estimates(res, np.ascontiguousarray(b), np.ascontiguousarray(s), idx, d, res.shape[1], n,
                                        n, 1, out)
         return out
+
+
+def _virtual_map(keys, salt: int, lg: int):
+    """(ids, signs as int64) of skimsketch/virtual.py's map: ``y = mix(key ^ salt)``, id ``y >> (64 - lg)``,
+    sign ``-1`` when ``y`` is odd (the reference; tests check it against ``virtual.virtual_ids``)."""
+    y = mix(np.ascontiguousarray(keys, dtype=np.int64).view(np.uint64) ^ np.uint64(salt))
+    return (y >> np.uint64(64 - lg)).astype(np.int64), 1 - 2 * (y & np.uint64(1)).astype(np.int64)
 
 
 def _extra_nulls() -> tuple:
@@ -463,3 +485,8 @@ def virtual_hash_delta(family, keys, weights, salt: int, lg: int, width: int, de
                        float_counters: bool) -> np.ndarray:
     """:meth:`Kernels.virtual_hash_delta` of the active kernels (the virtual-id map fused into the update)."""
     return _active[0].virtual_hash_delta(family, keys, weights, salt, lg, width, depth, float_counters)
+
+
+def virtual_counts(keys, salt: int, lg: int) -> tuple[np.ndarray, np.ndarray]:
+    """:meth:`Kernels.virtual_counts` of the active kernels."""
+    return _active[0].virtual_counts(keys, salt, lg)

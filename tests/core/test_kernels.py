@@ -345,3 +345,20 @@ def test_the_fused_virtual_map_over_chunks_and_bad_lg():
              FAST.virtual_hash_delta(fam, k, weights, 12345, 20, 814, 5, fc))
     with pytest.raises(ValueError, match="lg=63"):
         FAST.virtual_hash_delta(fam, k, None, 1, 63, 814, 5, False)
+
+
+@settings(max_examples=40, deadline=None)
+@given(keys=st.lists(int64s, max_size=2000), seed=seeds, lg=st.integers(10, 22))
+def test_virtual_counts_are_the_per_id_sums_of_virtual_ids(keys, seed, lg):
+    from skimsketch.virtual import virtual_ids, virtual_salt
+
+    k = np.array(keys, dtype=np.int64)
+    ids, signs = virtual_ids(k, seed, lg)
+    net = {}
+    for i, s in zip(ids.tolist(), signs.tolist()):
+        net[i] = net.get(i, 0) + s
+    want = sorted((i, c) for i, c in net.items() if c)
+    for impl in (REF, FAST):
+        got_ids, got_net = impl.virtual_counts(k, virtual_salt(seed), lg)
+        assert got_ids.dtype == got_net.dtype == np.int64
+        assert list(zip(got_ids.tolist(), got_net.tolist())) == want
