@@ -44,9 +44,11 @@ import numpy as np
 from . import format as fmt
 from .base import f2_bound
 from .bounds import BOUNDS, chebyshev_k, normal_median_k
-from .errors import CorruptSketchError, CounterOverflowError, KeyDomainError, KeyTypeError
+from .errors import CorruptSketchError, KeyDomainError, KeyTypeError
 from .estimate import Estimate
+from . import kernels
 from .hash_sketch import HashSketch, row_dots
+from .kernels import as_counter_delta
 from .hashing import family
 from .keys import canonicalize
 from .hierarchy import LEVELS, MAX_HIER_DEPTH, MAX_LG, MIN_HIER_DEPTH, MIN_LG, hierarchy
@@ -64,7 +66,7 @@ from .skimdense import (
 )
 from .sizing import DEFAULT_DEPTH, counter_bytes, framed_budget, shape_for_bytes
 from .state import LinearState
-from .virtual import DEFAULT_VIRTUAL_LG, MAX_VIRTUAL_LG, MIN_VIRTUAL_LG, virtual_ids
+from .virtual import DEFAULT_VIRTUAL_LG, MAX_VIRTUAL_LG, MIN_VIRTUAL_LG, virtual_ids, virtual_salt
 
 __all__ = ["DEFAULT_HIER_DEPTH", "DEFAULT_SKIM_FACTOR", "SkimResult", "SkimmedSketch", "default_hier_width"]
 
@@ -370,30 +372,23 @@ class SkimmedSketch(HashSketch):
 
     def _delta(self, keys, weights):
         if self._search == "virtual":
-            keys, weights = self._virtual_batch(keys, weights)
+            return {"counters": as_counter_delta(self._virtual_delta(keys, weights), self.float_counters)}
         delta = super()._delta(keys, weights)
         if self._search == "prefix":
             delta["hierarchy"] = hierarchy(self._seed, self._hier_lg, self._hier_depth).delta(
                 keys, weights, self.float_counters)
         return delta
 
-    def _virtual_batch(self, keys, weights):
-        """(virtual ids, signed weights) of a canonical batch: the hash sketch of these is this
-        sketch's delta (:mod:`skimsketch.virtual`). A long unweighted batch is summed per id first."""
-        ids, signs = virtual_ids(keys, self._seed, self._virtual_lg)
-        if weights is None:
-            if len(ids) >= (1 << self._virtual_lg) // 4:  # cheaper to count per id than to hash every key
-                both = np.bincount(ids * 2 + (signs < 0), minlength=2 << self._virtual_lg).reshape(-1, 2)
-                net = both[:, 0] - both[:, 1]
-                present = np.flatnonzero(net)
-                return present.astype(np.int64), net[present]
-            return ids, signs.astype(np.int64)
-        if self.float_counters:
-            return ids, weights * signs
-        w = np.asarray(weights, dtype=np.int64)
-        if len(w) and int(w.min()) == -(2**63):
-            raise CounterOverflowError("a weight of -2**63 cannot take a sign in int64; the sketch is unchanged")
-        return ids, w * signs
+    def _virtual_delta(self, keys, weights) -> np.ndarray:
+        """The counter delta of a canonical batch: the hash sketch of its virtual ids with signed
+        weights (:mod:`skimsketch.virtual`, one fused kernel); a long unweighted batch is summed
+        per id first (cheaper than hashing every key, same counters)."""
+        salt, lg = virtual_salt(self._seed), self._virtual_lg
+        if weights is None and len(keys) >= (1 << lg) // 4:
+            ids, net = kernels.virtual_counts(keys, salt, lg)
+            return kernels.hash_delta(self.family, ids, net, self._width, self._depth, self.float_counters)
+        return kernels.virtual_hash_delta(self.family, keys, weights, salt, lg, self._width, self._depth,
+                                          self.float_counters)
 
     def _point_tables(self, key: int) -> np.ndarray:
         if self._search != "virtual":
