@@ -454,11 +454,23 @@ class Sketch(Serialisable):
         return median_estimate(rows, 2.0 * f2_bound(rows) ** 2 / self._width, conf, self.METHOD)
 
     def frequency(self, key, confidence: float = 0.95) -> Estimate:
-        """Estimated ``f(key)``; each table's variance is at most ``F2 / width``."""
+        """Estimated ``f(key)``; each table's variance is at most ``F2 / width``.
+
+        A key of the other key domain (a str/bytes key for a sketch of integer keys,
+        or the reverse) raises :class:`IncompatibleSketchError` on ``key_domain``, as a
+        join of such sketches does (such keys are never equal: 0 would look like an answer)."""
         conf = check_confidence(confidence)
         k = canonical_key(key)
         if k is None:
             raise ValueError("the frequency of a null key is not tracked: see null_weight")
+        domain = "str" if isinstance(key, (str, bytes, bytearray, memoryview)) else "int"
+        if self._key_domain not in (None, domain):  # a key of the other domain never equals a key here
+            kinds = {"int": "integer", "str": "string/bytes"}
+            err = IncompatibleSketchError("key_domain", self._key_domain, domain, "query")
+            err.args = (f"cannot query frequency({key!r}): key_domain differs ({self._key_domain!r} != {domain!r}); "
+                        f"this sketch holds {kinds[self._key_domain]} keys, which a {kinds[domain]} key never "
+                        f"equals: query with {'an' if self._key_domain == 'int' else 'a'} {kinds[self._key_domain]} key",)
+            raise err
         if self._exact is not None:
             return _exact_estimate(self._exact.weight_of(k))
         return median_estimate(self._point_tables(k), f2_bound(self.self_join_tables()) / self._width, conf, self.METHOD)
