@@ -118,9 +118,12 @@ def _format_of(path: Path, fmt: str | None) -> str:
 
 def _input_files(paths, fmt):
     """``[(file, format)]``: each argument as given, a directory as its files (recursively, in name order,
-    skipping hidden and ``_``-prefixed names such as ``_SUCCESS``, as Spark does). A file given twice, or a
-    file and its folder, is listed (and read) twice, as ``spark.read`` reads it."""
-    out = []
+    skipping hidden and ``_``-prefixed names such as ``_SUCCESS``, as Spark does).
+
+    Files are read as ``spark.read.parquet`` reads them: a file given twice, a file and its folder, or
+    overlapping lists are read as often as they are listed; a table folder given with one of its
+    partition directories (``name=value`` folders) is refused, as Spark refuses it."""
+    out, seen = [], {}
     for p in map(Path, paths):
         if not p.exists():
             raise CliError(f"input {str(p)!r} does not exist")
@@ -129,9 +132,18 @@ def _input_files(paths, fmt):
                 part.startswith((".", "_")) for part in f.relative_to(p).parts))
             if not found:
                 raise CliError(f"input folder {str(p)!r} holds no data files")
-            out += [(f, _format_of(f, fmt)) for f in found]
+            listed = [(f, f.relative_to(p).parts[:-1]) for f in found]
         else:
-            out.append((p, _format_of(p, fmt)))
+            listed = [(p, ())]
+        for f, between in listed:
+            seen.setdefault(f.resolve(), []).append((p, any("=" in d for d in between)))
+            out.append((f, _format_of(f, fmt)))
+    for f, roots in seen.items():
+        if len(roots) > 1 and any(partitioned for _, partitioned in roots):
+            a, b = (str(r) for r, _ in roots[:2])
+            raise CliError(f"inputs {a!r} and {b!r} both hold {str(f)!r}, through a partition directory: "
+                           "Spark refuses such a list (conflicting directory structures); give the table "
+                           "folder or its partition directories, not both")
     return out
 
 
