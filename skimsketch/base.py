@@ -241,6 +241,17 @@ class Sketch(Serialisable):
         self-join size (a sum of squares) is always clipped."""
         return self._nonnegative
 
+    def note_nonnegative(self):
+        """Record that every frequency of this sketch is >= 0 (:attr:`nonnegative`); returns ``self``.
+
+        For a builder that knows what the bytes do not record: a sketch of row counts (no weight
+        column) or of weights it checked, merged from serialised partials. A wrong note makes
+        join intervals wrong; an exact-mode sketch holding a negative entry is refused."""
+        if self._exact is not None and any(w < 0 for w in self._exact.items().values()):
+            raise ValueError("this sketch holds a negative frequency: it cannot be noted non-negative")
+        self._nonnegative = True
+        return self
+
     @property
     def counter_width(self) -> int:
         """Bytes per counter in memory: integer counters are 4 (int32) until a value needs

@@ -28,7 +28,7 @@ from ._common import (
     worker_errors,
 )
 from . import native_build
-from .parquet import plain_parquet_scan, require_template, sketch_parquet_scan
+from .parquet import counted, plain_parquet_scan, require_template, sketch_parquet_scan
 from .partials import CHUNK_ROWS, PartialAccumulator
 from .sql import skim_merge_udf
 
@@ -151,7 +151,7 @@ def sketch_column(df, column: str, sketch, weight: str | None = None, *, merge: 
             return built
     built = native_build.sketch_column(df, column, sketch.empty_like(), weight, path)
     if built is not None:
-        return built
+        return counted(sketch, built, weight)
     parts = sketch_partials(df, column, sketch, weight, chunk_rows=chunk_rows)
     with worker_errors():
         if merge == "driver":
@@ -159,8 +159,7 @@ def sketch_column(df, column: str, sketch, weight: str | None = None, *, merge: 
         else:
             blob = parts.rdd.map(lambda r: bytes(r[0])).treeAggregate(None, _merge_two, _merge_two, depth=2)
             blobs = [] if blob is None else [blob]
-    total = merge_blobs(blobs, "partial sketch")
-    return sketch.empty_like() if total is None else sketch.empty_like().merge(total)
+    return counted(sketch, merge_blobs(blobs, "partial sketch"), weight)
 
 
 def _merge_two(a, b):
@@ -231,11 +230,8 @@ def sketch_pair(left, lcol: str, right, rcol: str, template, lweight: str | None
                           .withColumn(side, F.lit(1))))
     with worker_errors():
         parts = parts.collect()
-    out = []
-    for tag in (0, 1):
-        sk = merge_blobs([r[_SKETCH_COL] for r in parts if r[side] == tag], "partial sketch")
-        out.append(template.empty_like() if sk is None else template.empty_like().merge(sk))
-    return tuple(out)
+    return tuple(counted(template, merge_blobs([r[_SKETCH_COL] for r in parts if r[side] == tag], "partial sketch"),
+                         w) for tag, w in ((0, lweight), (1, rweight)))
 
 
 def sketch_parquet(spark, path, column: str, sketch, weight: str | None = None, *, tasks: int | None = None,

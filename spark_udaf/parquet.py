@@ -45,7 +45,7 @@ from ._common import (
 )
 from .partials import CHUNK_ROWS, PartialAccumulator
 
-__all__ = ["plain_parquet_scan", "require_template", "sketch_parquet_scan", "stored_type_reads_as"]
+__all__ = ["counted", "plain_parquet_scan", "require_template", "sketch_parquet_scan", "stored_type_reads_as"]
 
 _LOG = logging.getLogger(__name__)
 _DECLINE = "decline"
@@ -68,6 +68,17 @@ def require_template(template, what: str = "sketch"):
             "builders take an empty template and return a new sketch, never filling the one given; "
             f"pass {what}.empty_like() and merge the result into it ({what}.merge(result))")
     return template
+
+
+def counted(template, total, weight):
+    """``template.empty_like()`` plus the merged partials ``total`` (or ``None``): the builders' result.
+
+    Without a weight column every frequency is a row count, which the sketch
+    knows (``Sketch.note_nonnegative``: partials read from bytes do not say
+    it), so its joins are clipped at 0 as the same sketch built in memory is.
+    """
+    out = template.empty_like() if total is None else template.empty_like().merge(total)
+    return out.note_nonnegative() if weight is None else out
 
 
 def _relation(df):
@@ -322,5 +333,4 @@ def sketch_parquet_scan(df, column: str, template, weight: str | None = None, *,
     if declined:
         _LOG.info("Parquet fast path declined: %s", declined[0])
         return None
-    total = merge_blobs([payload for _, payload in rows], "partial sketch")
-    return template.empty_like() if total is None else template.empty_like().merge(total)
+    return counted(template, merge_blobs([payload for _, payload in rows], "partial sketch"), weight)
