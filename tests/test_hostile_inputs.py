@@ -131,6 +131,16 @@ SLOW_DUPLICATE_CASES = [
 CONFLICT = r"(?i)conflicting directory structures"
 
 
+def _sql_sketch(spark, df) -> bytes:
+    """The Python SQL aggregate's sketch of ``df.k`` with TEMPLATE's shape (after ``spark_udaf.register``)."""
+    import spark_udaf
+
+    spark_udaf.register(spark)
+    df.createOrReplaceTempView("hostile_files")
+    row = spark.sql("SELECT skim_skimmed_sketch(k, 64, 3, 7, NULL) AS s FROM hostile_files").collect()[0]
+    return bytes(row.s)
+
+
 def _duplicate_case(spark, files, tmp_path, paths, listed):
     """Every interface that reads these paths, against the core sketch of what Spark reads."""
     import spark_udaf
@@ -151,6 +161,7 @@ def _duplicate_case(spark, files, tmp_path, paths, listed):
     if native.available():
         sketches["sketch_column (native)"] = lambda: spark_udaf.sketch_column(
             spark.read.parquet(*full), "k", TEMPLATE, path="native").to_bytes()
+    sketches["SQL skim_skimmed_sketch"] = lambda: _sql_sketch(spark, spark.read.parquet(*full))
     outcomes = {name: _outcome(fn) for name, fn in sketches.items()}
     if listed is None:
         _agree(outcomes, CONFLICT + "|partition director")
@@ -182,6 +193,8 @@ def _duplicate_case(spark, files, tmp_path, paths, listed):
 @pytest.mark.spark
 @pytest.mark.parametrize("name, paths, listed", DUPLICATE_CASES, ids=[c[0] for c in DUPLICATE_CASES])
 def test_duplicated_input_files_count_as_spark_reads_them(spark, files, tmp_path, name, paths, listed):
+    """Spark's count is the reference; the fast path, the general path, sketch_parquet, sketch_pair,
+    the native build, Python SQL and the CLI give its sketch, estimates and exact size, or all refuse."""
     _duplicate_case(spark, files, tmp_path, paths, listed)
 
 
@@ -279,6 +292,7 @@ def test_csv_keys_are_kept_as_written(spark, typed, tmp_path):
         "core": _outcome(lambda: TEMPLATE.empty_like().update(["0123", "00123", "123", "NA", None]).to_bytes()),
         "sketch_column (spark.read.csv)": _outcome(lambda: spark_udaf.sketch_column(
             spark.read.option("header", True).csv(csv), "k", TEMPLATE).to_bytes()),
+        "SQL over spark.read.csv": _outcome(lambda: _sql_sketch(spark, spark.read.option("header", True).csv(csv))),
     }
     _agree(as_written)
     # told a type: "0123", "00123" and "123" are one integer key; "NA" is not an integer
