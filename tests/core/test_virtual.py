@@ -175,4 +175,4 @@ def test_parameters_are_checked_and_old_layouts_still_build():
     with pytest.raises(ss.IncompatibleSketchError, match="virtual_lg"):
         a.merge(b)
     assert ss.SkimmedSketch.for_bytes(4096, search="range").search == "range"
-    assert ss.SkimmedSketch.for_bytes(4096).virtual_lg == 20
+    assert ss.SkimmedSketch.for_bytes(4096).virtual_lg == 16
