@@ -687,11 +687,11 @@ class SkimmedSketch(HashSketch):
         rare = int(0.1 * (1.0 - confidence) * (1 << self._virtual_lg))
         sa, sb = _heaviest_squares(a.values), _heaviest_squares(b.values)
         # entries beyond the heaviest MAX_PAIR_SIDE per side: their pairs are a spread, all of them in
-        var += f2_dense_a * f2_dense_b - float(sa.sum()) * float(sb.sum())
+        var += max(f2_dense_a * f2_dense_b - float(sa.sum()) * float(sb.sum()), 0.0)
         pairs = np.outer(sa, sb).ravel()
         if rare < len(pairs):
             var += float(np.partition(pairs, len(pairs) - rare - 1)[: len(pairs) - rare].sum())
-        return math.sqrt(var / (1 << self._virtual_lg))
+        return math.sqrt(max(var, 0.0) / (1 << self._virtual_lg))
 
     def _doubtful(self, res: SkimResult):
         """(mask of the dense keys a report would not name, (depth, width) sketch of those keys)."""
