@@ -75,12 +75,15 @@ def test_unknown_pattern_is_an_error_naming_it(capsys):
     assert "'nope*' matches no workload" in capsys.readouterr().err
 
 
-def test_real_pairs_run_every_kind_and_strings_skip_bounded(folder):
+def test_real_pairs_run_every_kind_and_strings_skip_the_string_variant(folder):
     pairs = real_keys.load_pairs(str(folder))
     rows, info = apb.run(1000, 1, [4096], None, False, ["nyc_dest_h1xh2", "nyc_flight_h1xh2"], pairs)
     kinds = {(name, kind) for name, _, kind in rows}
-    assert kinds == {("nyc_dest_h1xh2", k) for k in ("unbounded", "prefix", "hash")} | {
-        ("nyc_flight_h1xh2", k) for k in ("bounded", "unbounded", "prefix", "hash")}
+    # string keys are already strings: no "default_str" twin; integer keys get one
+    assert kinds == {("nyc_dest_h1xh2", k) for k in ("default", "hash")} | {
+        ("nyc_flight_h1xh2", k) for k in ("default", "default_str", "hash")}
     assert info["nyc_dest_h1xh2"][0][5] == 2 * 1 + 2 * 1  # exact join size IAH 2*1 + LAX 2*1
-    # two or three keys in 200-wide tables, seed 1: the counters answer exactly
-    assert all(r["err"] == [0.0] for (_, _, kind), r in rows.items() if kind != "prefix")
+    # two or three keys in 200-wide tables, seed 1: the counters (and exact mode) answer exactly
+    assert all(r["err"] == [0.0] for r in rows.values())
+    legacy, _ = apb.run(1000, 1, [4096], None, False, ["nyc_flight_h1xh2"], pairs, legacy=True)
+    assert {kind for _, _, kind in legacy} == {"default", "default_str", "hash", "range", "bounded"}
