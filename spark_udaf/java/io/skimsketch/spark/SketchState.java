@@ -19,6 +19,7 @@ import java.util.zip.CRC32;
  */
 public final class SketchState implements Externalizable {
     private static final long serialVersionUID = 1L;
+    static final int KIND_AGMS = 1;
     static final int KIND_HASH = 2;
     static final int KIND_SKIMMED = 3;
     static final int KEY_INT = 1;
@@ -116,7 +117,7 @@ public final class SketchState implements Externalizable {
 
     private void checkKey(long key) {
         if (spec.domain != 0 && (key < 0 || key >= spec.domain)) {
-            throw new IllegalArgumentException("skimsketch.errors.KeyDomainError: key " + key
+            throw new KeyDomainError("key " + key
                     + " is outside the declared domain [0, " + spec.domain + ")");
         }
     }
@@ -419,8 +420,8 @@ public final class SketchState implements Externalizable {
         fnull += w;
     }
 
-    private static ArithmeticException overflow() {
-        return new ArithmeticException("skimsketch.errors.CounterOverflowError: the update would overflow the "
+    private static CounterOverflowError overflow() {
+        return new CounterOverflowError("the update would overflow the "
                 + "int64 counters: use DOUBLE weights for very large sums");
     }
 
@@ -436,11 +437,15 @@ public final class SketchState implements Externalizable {
         }
         spec.checkCompatible(o.spec, "merge");
         if (keyDomain != 0 && o.keyDomain != 0 && keyDomain != o.keyDomain) {
-            throw new IllegalArgumentException("cannot merge sketches: key_domain differs ('" + domainName(keyDomain)
+            throw new IncompatibleSketchError("cannot merge sketches: key_domain differs ('" + domainName(keyDomain)
                     + "' != '" + domainName(o.keyDomain) + "')");
         }
         if (keyDomain == 0) {
             keyDomain = o.keyDomain;
+        }
+        if (spec.kind == KIND_AGMS && exact() != o.exact()) {
+            throw new UnsupportedOperationException("merging an exact-mode AGMS sketch with a counter-mode one is "
+                    + "not done on the JVM: merge them with skimsketch (a.merge(b))");
         }
         if (o.exact()) {
             mergeEntries(o);
@@ -519,6 +524,79 @@ public final class SketchState implements Externalizable {
         return kd == KEY_INT ? "int" : "str";
     }
 
+    // -- what the estimators read (Estimator) --------------------------------------------
+    boolean exactMode() {
+        return exact();
+    }
+
+    /** KEY_INT, KEY_BYTES, or 0 when no non-null key has been seen. */
+    int keyDomain() {
+        return recordedDomain();
+    }
+
+    double totalWeight() {
+        return spec.isFloat ? ftotal : total;
+    }
+
+    double nullWeight() {
+        return spec.isFloat ? fnull : nullWeight;
+    }
+
+    /** The exact-mode entries (key -> Long or Double weight); null in counter mode. */
+    Map<Long, ? extends Number> exactEntries() {
+        return entries != null ? entries : fentries;
+    }
+
+    /** The core's nbytes: the state's memory (counters at their narrowest width, hierarchy, key range). */
+    long stateBytes() {
+        flushCache();
+        if (exact()) {
+            long cw = 8;
+            if (entries != null) {
+                cw = 4;
+                for (long v : entries.values()) {
+                    cw = v == (int) v ? cw : 8;
+                }
+            }
+            return entryCount() * (8 + cw);
+        }
+        long cw = spec.isFloat ? 8 : (fits32(counters) && fits32(hier) ? 4 : 8);
+        long n = (long) spec.width * spec.depth + (spec.isFloat ? fhier.length : hier.length);
+        return cw * n + (spec.range ? 16 : 0);
+    }
+
+    /**
+     * The counters as float64 rows [depth][width]: an exact-mode hash or skimmed sketch's entries are
+     * converted first (as the core's counter view of it), without changing this state.
+     */
+    double[][] counterRows() {
+        flushCache();
+        if (exact()) {
+            if (spec.kind == KIND_AGMS) {
+                throw new UnsupportedOperationException("an exact-mode AGMS sketch's counters are computed by Estimator");
+            }
+            SketchState c = new SketchState(new Spec(spec.kind, spec.width, spec.depth, spec.seed, spec.domain,
+                    spec.param, spec.hierLg, spec.hierDepth, spec.isFloat, spec.range, false));
+            c.keyDomain = keyDomain;
+            for (Map.Entry<Long, ? extends Number> x : exactEntries().entrySet()) {
+                if (spec.isFloat) {
+                    c.addCounters(x.getKey(), keyDomain, x.getValue().doubleValue());
+                } else {
+                    c.addCounters(x.getKey(), keyDomain, x.getValue().longValue());
+                }
+            }
+            return c.counterRows();
+        }
+        double[][] rows = new double[spec.depth][spec.width];
+        for (int p = 0; p < spec.depth; p++) {
+            for (int q = 0; q < spec.width; q++) {
+                int i = p * spec.width + q;
+                rows[p][q] = spec.isFloat ? fcounters[i] : (double) counters[i];
+            }
+        }
+        return rows;
+    }
+
     // -- format version 2 --------------------------------------------------------------
     private boolean allZero() {
         if (exact()) {
@@ -547,7 +625,7 @@ public final class SketchState implements Externalizable {
             ok &= Double.isFinite(v);
         }
         if (!ok) {
-            throw new ArithmeticException("skimsketch.errors.CounterOverflowError: the float64 counters would "
+            throw new CounterOverflowError("the float64 counters would "
                     + "overflow to infinity or NaN");
         }
     }
@@ -639,7 +717,7 @@ public final class SketchState implements Externalizable {
                 ok &= Double.isFinite(v);
             }
             if (!ok) {
-                throw new ArithmeticException("skimsketch.errors.CounterOverflowError: the float64 weights would "
+                throw new CounterOverflowError("the float64 weights would "
                         + "overflow to infinity or NaN");
             }
         }
@@ -700,8 +778,9 @@ public final class SketchState implements Externalizable {
                     + "rewrite the sketch with skimsketch: ss.from_bytes(b).to_bytes())");
         }
         int kind = blob[6];
-        if (kind != KIND_HASH && kind != KIND_SKIMMED) {
-            throw corrupt("sketch kind " + kind + " is not supported by the SQL functions (hash 2, skimmed 3)");
+        if (kind != KIND_AGMS && kind != KIND_HASH && kind != KIND_SKIMMED) {
+            throw corrupt("sketch kind " + kind + " is not supported by the SQL functions (AGMS 1, hash 2, "
+                    + "skimmed 3)");
         }
         int flags = blob[7] & 0xFF;
         long width = b.getInt(8) & 0xFFFFFFFFL;
@@ -851,7 +930,7 @@ public final class SketchState implements Externalizable {
     }
 
     private static IllegalArgumentException corrupt(String msg) {
-        return new IllegalArgumentException("skimsketch.errors.CorruptSketchError: " + msg);
+        return new CorruptSketchError("" + msg);
     }
 
     // -- shuffle form: the core bytes ------------------------------------------------------

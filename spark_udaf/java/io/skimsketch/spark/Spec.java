@@ -168,19 +168,25 @@ final class Spec implements Serializable {
         return 63 - Long.numberOfLeadingZeros(x);
     }
 
-    private static String kindName(int kind) {
-        return kind == SketchState.KIND_HASH ? "HashSketch" : "SkimmedSketch";
+    static String kindName(int kind) {
+        return kind == SketchState.KIND_HASH ? "HashSketch" : kind == SketchState.KIND_AGMS ? "AGMSSketch"
+                : "SkimmedSketch";
     }
 
     private static void differs(String field, Object mine, Object theirs, String op) {
-        throw new IllegalArgumentException("cannot " + op + " sketches: " + field + " differs (" + mine + " != "
+        throw new IncompatibleSketchError("cannot " + op + " sketches: " + field + " differs (" + mine + " != "
                 + theirs + ")");
     }
 
     /** Raises an error naming the first field that differs (the core's check_compatible order). */
     void checkCompatible(Spec o, String op) {
+        checkCompatible(o, op, true);
+    }
+
+    /** As checkCompatible(o, op); the counter types may differ when !sameDtype (a join of count and SUM sketches). */
+    void checkCompatible(Spec o, String op, boolean sameDtype) {
         if (kind != o.kind) {
-            differs("kind", kindName(kind), kindName(o.kind), op);
+            differs("kind", "'" + kindName(kind) + "'", "'" + kindName(o.kind) + "'", op);
         }
         if (width != o.width) {
             differs("width", width, o.width, op);
@@ -191,7 +197,7 @@ final class Spec implements Serializable {
         if (seed != o.seed) {
             differs("seed", Long.toUnsignedString(seed), Long.toUnsignedString(o.seed), op);
         }
-        if (isFloat != o.isFloat) {
+        if (sameDtype && isFloat != o.isFloat) {
             differs("dtype", isFloat ? "'float64'" : "'int64'", o.isFloat ? "'float64'" : "'int64'", op);
         }
         if (domain != o.domain) {
