@@ -103,6 +103,114 @@ public final class SelfTest {
         fs.add(Hashing.fingerprint64("a"), SketchState.KEY_BYTES, -1.25);
         check(sha256(fs.toBytes()).equals("dd71216f6f5bcc0907ec4051cfcc35c332ce493ac2b7ba2ad5a36b299fd80ac8"),
                 "bytes of SkimmedSketch.for_bytes(16384, seed=3, dtype='float64', search='prefix', exact=False)");
-        System.out.println("ok " + checks);
+        int vectors = golden();
+        System.out.println("ok " + checks + " (" + vectors + " golden estimate vectors)");
+    }
+
+    private static byte[] hex(String h) {
+        byte[] out = new byte[h.length() / 2];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = (byte) Integer.parseInt(h.substring(2 * i, 2 * i + 2), 16);
+        }
+        return out;
+    }
+
+    private static boolean close(double want, double got) {
+        return want == got || Math.abs(want - got) <= 1e-9 * Math.max(Math.abs(want), Math.abs(got));
+    }
+
+    /** The vectors of golden-estimates.tsv (tests/spark_udaf/golden_estimates.py): the core's answers. */
+    private static int golden() throws Exception {
+        java.io.InputStream in = SelfTest.class.getResourceAsStream("golden-estimates.tsv");
+        check(in != null, "golden-estimates.tsv is in the jar");
+        java.util.Map<String, byte[]> blobs = new java.util.HashMap<>();
+        int n = 0;
+        try (java.io.BufferedReader r = new java.io.BufferedReader(new java.io.InputStreamReader(in,
+                StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = r.readLine()) != null) {
+                if (line.isEmpty() || line.startsWith("#")) {
+                    continue;
+                }
+                String[] f = line.split("\t", -1);
+                if (f[0].equals("sketch")) {
+                    blobs.put(f[1], hex(f[2]));
+                    continue;
+                }
+                n++;
+                String got;
+                try {
+                    got = answer(f[0], f[1], blobs.get(f[2]), blobs.get(f[3]), f[4]);
+                } catch (IllegalArgumentException | ArithmeticException e) {
+                    got = "!" + e.getClass().getSimpleName() + " " + e.getMessage();
+                }
+                String want = f[5];
+                boolean ok;
+                if (want.startsWith("!") || f[0].equals("info")) {
+                    ok = want.equals(got) || (f[0].equals("info") && sameInfo(want, got));
+                } else {
+                    String[] w = want.split(" ");
+                    String[] g = got.split(" ");
+                    ok = g.length == 5 && w[4].equals(g[4]);
+                    for (int i = 0; ok && i < 4; i++) {
+                        ok = close(Double.parseDouble(w[i]), Double.parseDouble(g[i]));
+                    }
+                }
+                check(ok, "golden vector " + f[0] + " " + f[1] + " " + f[2] + " " + f[3] + " " + f[4] + ": expected "
+                        + want + ", got " + got);
+            }
+        }
+        return n;
+    }
+
+    private static boolean sameInfo(String want, String got) {
+        String[] w = want.split(" ");
+        String[] g = got.split(" ");
+        if (w.length != g.length) {
+            return false;
+        }
+        for (int i = 0; i < w.length; i++) {
+            if (!(w[i].equals(g[i]) || (i == 4 || i == 5) && close(Double.parseDouble(w[i]),
+                    Double.parseDouble(g[i])))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static String answer(String op, String conf, byte[] a, byte[] b, String key) {
+        double c = conf.equals("-") ? 0.95 : Double.parseDouble(conf);
+        SketchState sa = SketchState.fromBytes(a);
+        Estimator.Est e;
+        switch (op) {
+            case "join":
+                e = Estimator.join(sa, SketchState.fromBytes(b), c, "skim_join_size");
+                break;
+            case "self":
+                e = Estimator.selfJoin(sa, c, "skim_self_join_size");
+                break;
+            case "freq": {
+                String kind = key.substring(0, key.indexOf(':'));
+                String v = key.substring(key.indexOf(':') + 1);
+                if (kind.equals("int")) {
+                    e = Estimator.frequency(sa, Long.parseLong(v), SketchState.KEY_INT, c, "skim_frequency");
+                } else if (kind.equals("float")) {
+                    e = Estimator.frequency(sa, Keys.doubleKey(Double.parseDouble(v)), SketchState.KEY_INT, c,
+                            "skim_frequency");
+                } else {
+                    e = Estimator.frequency(sa, Hashing.fingerprint64(hex(v)), SketchState.KEY_BYTES, c,
+                            "skim_frequency");
+                }
+                break;
+            }
+            default: {
+                Spec s = sa.spec();
+                return Spec.kindName(s.kind) + " " + s.width + " " + s.depth + " " + Long.toUnsignedString(s.seed)
+                        + " " + Keys.pyRepr(sa.totalWeight()) + " " + Keys.pyRepr(sa.nullWeight()) + " "
+                        + sa.stateBytes();
+            }
+        }
+        return Keys.pyRepr(e.value) + " " + Keys.pyRepr(e.low) + " " + Keys.pyRepr(e.high) + " "
+                + Keys.pyRepr(e.confidence) + " " + e.method;
     }
 }
