@@ -156,7 +156,7 @@ public final class SkimFunctions {
         FunctionRegistry registry = spark.sessionState().functionRegistry();
         List<String> names = new ArrayList<>();
         for (Tuple3<FunctionIdentifier, ExpressionInfo, Function1<Seq<Expression>, Expression>> f : all()) {
-            registry.registerFunction(f._1(), f._2(), f._3());
+            registry.createOrReplaceTempFunction(f._1().funcName(), f._3(), "java_udf");
             names.add(f._1().funcName());
         }
         return names.toArray(new String[0]);
