@@ -196,6 +196,13 @@ def loaded(spark) -> bool:
     return True
 
 
+def drop_injected(spark, names) -> None:
+    """Drop the session extension's versions of ``names`` (Spark resolves them before temporary functions),
+    so that Python functions registered under those names are the ones SQL calls."""
+    if loaded(spark):
+        spark._jvm.io.skimsketch.spark.SkimFunctions.dropInjected(spark._jsparkSession, list(names))
+
+
 def register(spark) -> tuple:
     """Register the native functions in ``spark`` -> their names; ``()`` when the JVM lacks the jar.
 

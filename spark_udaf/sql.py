@@ -460,8 +460,9 @@ def register(spark, confidence: float = 0.95, exclude_merge_subplans: bool = Tru
     keep = set(native_names) & (set(_NATIVE_BUILDS) | (set(_ESTIMATE_NAMES) if estimates == "native" else set()))
     if estimates == "native" and not native_names:
         raise ValueError("estimates='native' needs the native jar in the session's JVM (spark_udaf.configure)")
-    for name, f in fns.items():
-        if name not in keep:
-            spark.udf.register(name, f)
+    python_names = [name for name in fns if name not in keep]
+    native.drop_injected(spark, [n for n in python_names if n in native_names])
+    for name in python_names:
+        spark.udf.register(name, fns[name])
     spark.udtf.register("skim_sketch_partials", _partials_udtf())
     return tuple(dict.fromkeys(FUNCTIONS + ALIASES + native_names))

@@ -6,6 +6,7 @@ import numpy as np
 import random
 
 import pytest
+from pyspark.sql import functions as F
 
 import skimsketch as ss
 import spark_udaf
@@ -134,17 +135,41 @@ def test_incompatible_merges_fail_naming_the_field(nspark):
 def test_unsupported_types_and_parameters_are_analysis_errors(nspark):
     from pyspark.errors import AnalysisException
 
-    df = nspark.createDataFrame([(1.5, 1, "x")], "d double, k bigint, s string")
-    with pytest.raises(AnalysisException, match=r"key has type double.*CAST\(key AS BIGINT\)"):
-        df.selectExpr("skim_sketch_agg(d)").collect()
+    df = nspark.createDataFrame([(1.5, 1, "x")], "d double, k bigint, s string").withColumn("t", F.current_date())
+    with pytest.raises(AnalysisException, match=r"key has type date.*CAST\(key AS BIGINT\)"):
+        df.selectExpr("skim_sketch_agg(t)").collect()
     with pytest.raises(AnalysisException, match="weight has type string"):
         df.selectExpr("skim_sketch_agg(k, s)").collect()
-    with pytest.raises(AnalysisException, match="nbytes must be"):
+    with pytest.raises(AnalysisException, match=r"nbytes must be at least 1024 .*got 10\b"):
         df.selectExpr("skim_sketch_agg(k, 10)").collect()
+    with pytest.raises(AnalysisException, match=r"width must be at least 16 .*got 8\b"):
+        df.selectExpr("skim_hash_sketch_agg(k, width => 8, depth => 3)").collect()
+    with pytest.raises(AnalysisException, match="unknown parameter bytes"):
+        df.selectExpr("skim_sketch_agg(k, bytes => 4096)").collect()
     with pytest.raises(AnalysisException, match="depth must be in"):
         df.selectExpr("skim_hash_sketch_agg(k, 16, 0)").collect()
     with pytest.raises(AnalysisException, match="seed must be >= 0"):
         df.selectExpr("skim_hash_sketch_agg(k, 16, 3, -1)").collect()
+
+
+def test_the_core_s_inputs_double_keys_and_decimal_weights(nspark):
+    """DOUBLE keys holding integers and DECIMAL weights, as the core takes them; its errors by name."""
+    rows = [(float(i % 13), i % 5, f"{(i % 7) / 4:.2f}") for i in range(300)] + [(float("nan"), 2, "1.00")]
+    df = nspark.createDataFrame(rows, "d double, w int, f string").selectExpr(
+        "d", "CAST(w AS DECIMAL(12, 0)) AS w", "CAST(f AS DECIMAL(6, 2)) AS f")
+    keys = [r[0] for r in rows]
+    got = bytes(df.selectExpr("skim_sketch_agg(d, nbytes => 4096) AS s").collect()[0].s)
+    assert got == ss.SkimmedSketch.for_bytes(4096).update(keys).to_bytes()
+    got = bytes(df.selectExpr("skim_hash_sketch_agg(d, w, 64, 3, 1) AS s").collect()[0].s)
+    assert got == ss.HashSketch(64, 3, 1).update(keys, weights=[r[1] for r in rows]).to_bytes()
+    got = ss.from_bytes(bytes(df.selectExpr("skim_hash_sketch_agg(d, f, 64, 3, 1) AS s").collect()[0].s))
+    want = ss.HashSketch(64, 3, 1, dtype="float64").update(keys, weights=[float(r[2]) for r in rows])
+    assert got.float_counters and np.allclose(got.counters, want.counters)
+    with pytest.raises(Exception, match=r"io\.skimsketch\.spark\.KeyTypeError: float key 1\.5 is not integral"):
+        nspark.sql("SELECT skim_sketch_agg(CAST(id AS DOUBLE) + 0.5) FROM range(3)").collect()
+    with pytest.raises(Exception, match=r"KeyTypeError: weights value 99999999999999999999 does not fit in int64"):
+        nspark.sql("SELECT skim_hash_sketch_agg(id, CAST(id AS DECIMAL(20, 0)) + 99999999999999999990, 64, 3) "
+                   "FROM range(30)").collect()
 
 
 def test_daily_sketch_table_through_parquet_union_and_estimate(nspark, tmp_path):

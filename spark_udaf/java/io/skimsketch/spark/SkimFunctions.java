@@ -163,6 +163,17 @@ public final class SkimFunctions {
     }
 
     /**
+     * Removes the session-extension (system.builtin) versions of these functions, which Spark
+     * resolves before temporary ones: a Python registration of the same names then takes effect.
+     */
+    public static void dropInjected(org.apache.spark.sql.classic.SparkSession spark, List<String> names) {
+        FunctionRegistry registry = spark.sessionState().functionRegistry();
+        for (String n : names) {
+            registry.dropFunction(new FunctionIdentifier(n, Option.apply("builtin"), Option.apply("system")));
+        }
+    }
+
+    /**
      * Throws an AnalysisException (DATATYPE_MISMATCH.TYPE_CHECK_FAILURE_WITH_HINT) whose message is
      * {@code msg}, which starts with the function's name and a colon; never returns (the exception is
      * checked in Java, so it is thrown undeclared).
