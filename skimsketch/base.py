@@ -477,9 +477,13 @@ class Sketch(Serialisable):
     def _extension(self, counter_width: int) -> bytes:
         return b""
 
-    def _hier_shape(self) -> tuple[int, int]:
-        """(lg, depth) of a prefix hierarchy the exact-mode bytes record; (0, 0) for none."""
-        return 0, 0
+    def _exact_layout(self) -> tuple[int, int, int]:
+        """(hierarchy lg, hierarchy depth, virtual lg) the exact-mode bytes record; zeros for none."""
+        return 0, 0, 0
+
+    def _format_version(self) -> int:
+        """The format version this sketch's bytes are written in (:mod:`skimsketch.format`)."""
+        return fmt.VERSION
 
     def to_bytes(self) -> bytes:
         """Serialise (format of :mod:`skimsketch.format`); ``ss.from_bytes`` reads it back."""
@@ -488,11 +492,11 @@ class Sketch(Serialisable):
             self.KIND, self._width, self._depth, self._seed, self._domain(), self.float_counters,
             self._kind_param(), self._total, self._null, self.is_empty,
             counter_width=self._exact.narrowest_width() if exact else self._state.narrowest_width(),
-            key_domain=self._key_domain, exact=exact,
+            key_domain=self._key_domain, exact=exact, version=self._format_version(),
         )
         width = head.counter_width
         if exact:
-            ext = fmt.encode_exact(*self._hier_shape(), self._exact.keys, self._exact.weights, self.float_counters,
+            ext = fmt.encode_exact(self._exact_layout(), self._exact.keys, self._exact.weights, self.float_counters,
                                    width)
             return fmt.encode(head, np.zeros(0), ext, width)
         return fmt.encode(head, self._counters, self._extension(width), width)
@@ -505,6 +509,9 @@ class Sketch(Serialisable):
             raise CorruptSketchError(f"a {cls.__name__} cannot have a domain")
         if head.param != 0.0:
             raise CorruptSketchError(f"a {cls.__name__} has no kind parameter")
+        if head.version == fmt.VIRTUAL_VERSION:
+            raise CorruptSketchError(f"format version {head.version} is only written for skimmed sketches in the "
+                                     f"virtual layout, not for a {cls.__name__}")
         if ext and not head.exact:
             raise CorruptSketchError(f"a {cls.__name__} has no extension state ({len(ext)} bytes found)")
         return cls(head.width, head.depth, head.seed, dtype="float64" if head.float_counters else "int64",
@@ -533,7 +540,7 @@ class Sketch(Serialisable):
 
     def _load_exact(self, head: fmt.Header, ext: bytes):
         """This empty exact-mode sketch given the decoded entries (``from_bytes``)."""
-        keys, weights = fmt.decode_exact(ext, head, self._hier_shape(), self.exact_capacity)
+        keys, weights = fmt.decode_exact(ext, head, self._exact_layout(), self.exact_capacity)
         try:
             self._validate_keys(keys)
         except KeyDomainError as e:

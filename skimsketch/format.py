@@ -1,11 +1,11 @@
-"""The binary format of a sketch, versions 1 and 2 (``encode`` writes 2). Every byte offset lives here;
+"""The binary format of a sketch, versions 1 to 3 (``encode`` writes 3 for the virtual layout, else 2). Every byte offset lives here;
 ``docs/format.md`` explains the rules (canonical bytes, widths, compatibility).
 
 All fields little-endian::
 
     offset size field
     0      4    magic b"SKSK"
-    4      2    format version (2; version 1 is still read)
+    4      2    format version (3 for a skimmed sketch in the virtual layout, else 2; 1 is still read)
     6      1    sketch kind (1 AGMS, 2 hash, 3 skimmed, 4 pair; skimsketch.kinds maps it to a class)
     7      1    flags: bit0 empty, bit1 has domain, bit2 float counters, bit3 exact mode (version 2)
     8      4    width (u32; counters per table: a pair sketch's width_a * width_b)
@@ -82,6 +82,21 @@ range (``search="range"``, the ``for_bytes`` default) stores that range instead
 has-range byte other than 0/1, a range with low > high, non-zero bounds without
 a range, a range in a sketch flagged empty, and a range with string keys.
 
+A skimmed sketch in the virtual layout (``search="virtual"``, the ``for_bytes``
+default from version 3 on: every key skimmed as a signed id in ``[0, 2**lg)``,
+:mod:`skimsketch.virtual`) is written as version 3, and only it: its counters are
+the hash sketch of the signed virtual ids, so a version-2 reader must not take them
+for a hash sketch of the keys. Its extension (8 bytes)::
+
+    offset size field
+    0      4    magic b"VIRT"
+    4      1    layout version (1)
+    5      1    lg: the virtual domain has 2**lg ids (10 <= lg <= 22)
+    6      2    reserved, zero
+
+``decode_virtual`` rejects a wrong magic, layout version, size, reserved bytes, a
+``VIRT`` block in bytes of another version, and version-3 bytes without it.
+
 Exact mode (flag bit 3): no counters; the extension holds the exact entries
 (:mod:`skimsketch.exact_mode`), any kind, offsets relative to the extension::
 
@@ -92,7 +107,7 @@ Exact mode (flag bit 3): no counters; the extension holds the exact entries
     6      1    hierarchy depth (unbounded skimmed sketch with a hierarchy: 2..32; otherwise 0;
                 an unbounded skimmed sketch with 0, 0 scans its key range, which in exact
                 mode is the smallest and largest key held)
-    7      1    reserved, zero
+    7      1    virtual lg (version 3, the virtual layout: 10..22; reserved, zero before version 3)
     8      4    n entries (u32)
     12     8*n  keys, int64, strictly ascending
     12+8n  s*n  weights, counter type C (narrowest integer width, or float64), none zero
@@ -126,11 +141,13 @@ from .hierarchy_shape import (
 
 __all__ = ["KEY_DOMAINS", "MAGIC", "MAX_ROW_COUNTERS", "READ_VERSIONS", "VERSION", "Header", "decode", "decode_exact",
            "decode_hierarchy", "decode_key_range", "decode_pair", "encode", "encode_exact", "encode_hierarchy",
-           "encode_key_range", "encode_pair", "exact_hier_shape", "is_key_range", "KEY_RANGE_BYTES", "KEY_RANGE_MAGIC"]
+           "encode_key_range", "encode_pair", "exact_hier_shape", "is_key_range", "KEY_RANGE_BYTES", "KEY_RANGE_MAGIC",
+           "VIRTUAL_BYTES", "VIRTUAL_VERSION", "decode_virtual", "encode_virtual", "exact_virtual_lg", "is_virtual"]
 
 MAGIC = b"SKSK"
-VERSION = 2  # what encode writes
-READ_VERSIONS = (1, 2)  # what decode reads
+VERSION = 2  # what encode writes for every layout but the virtual one
+VIRTUAL_VERSION = 3  # what encode writes for a sketch in the virtual layout (the only change from version 2)
+READ_VERSIONS = (1, 2, 3)  # what decode reads
 COUNTER_TYPES = {1: np.dtype("<i8"), 2: np.dtype("<f8"), 3: np.dtype("<i4")}  # version 1: types 1 and 2 only
 _INT_TYPE = {4: 3, 8: 1}  # integer counter width in bytes -> counter type
 KEY_DOMAINS = {0: None, 1: "int", 2: "str"}  # unknown (no non-null key yet), integers, strings/bytes
@@ -171,12 +188,12 @@ def counter_type(float_counters: bool, counter_width: int) -> int:
 
 
 def encode(h: Header, counters: np.ndarray, extension: bytes = b"", counter_width: int = 8) -> bytes:
-    """Version-2 bytes of a sketch; integer counters are written ``counter_width`` (4 or 8) bytes wide."""
+    """Version-2 (or, in the virtual layout, version-3) bytes of a sketch; integer counters are written ``counter_width`` (4 or 8) bytes wide."""
     flags = (FLAG_EMPTY if h.empty else 0) | (FLAG_DOMAIN if h.domain else 0) | (FLAG_FLOAT if h.float_counters else 0)
     flags |= FLAG_EXACT if h.exact else 0
     ctype = counter_type(h.float_counters, counter_width)
     kd = {v: k for k, v in KEY_DOMAINS.items()}[h.key_domain]
-    head = _HEAD.pack(MAGIC, VERSION, h.kind, flags, h.width, h.depth, h.seed, h.domain or 0, ctype,
+    head = _HEAD.pack(MAGIC, h.version, h.kind, flags, h.width, h.depth, h.seed, h.domain or 0, ctype,
                       bytes([kd, 0, 0]), h.param)
     tail = _TAIL.pack(
         _scalar_bytes(h.total_weight, h.float_counters), _scalar_bytes(h.null_weight, h.float_counters), len(extension)
@@ -363,12 +380,52 @@ _EXACT_HEAD = struct.Struct("<4sBBBBI")  # 12 bytes
 EXACT_HEADER_BYTES = _EXACT_HEAD.size
 
 
-def encode_exact(hier_lg: int, hier_depth: int, keys: np.ndarray, weights: np.ndarray, float_counters: bool,
+def encode_exact(layout: tuple[int, int, int], keys: np.ndarray, weights: np.ndarray, float_counters: bool,
                  counter_width: int) -> bytes:
-    """The extension of a sketch in exact mode; ``hier_lg = hier_depth = 0`` without a hierarchy."""
+    """The extension of a sketch in exact mode; ``layout`` = (hierarchy lg, hierarchy depth, virtual lg),
+    zeros where the sketch has no hierarchy / no virtual domain."""
     dt = COUNTER_TYPES[counter_type(float_counters, counter_width)]
-    head = _EXACT_HEAD.pack(EXACT_MAGIC, EXACT_VERSION, hier_lg, hier_depth, 0, len(keys))
+    head = _EXACT_HEAD.pack(EXACT_MAGIC, EXACT_VERSION, *layout, len(keys))
     return head + np.ascontiguousarray(keys, dtype="<i8").tobytes() + np.ascontiguousarray(weights, dtype=dt).tobytes()
+
+
+# -- extension of a skimmed sketch in the virtual layout (see the module docstring) ---
+VIRTUAL_MAGIC = b"VIRT"
+VIRTUAL_LAYOUT = 1
+_VIRTUAL = struct.Struct("<4sBB2s")  # 8 bytes
+VIRTUAL_BYTES = _VIRTUAL.size
+
+
+def encode_virtual(lg: int) -> bytes:
+    """The ``VIRT`` extension of a virtual domain of ``2**lg`` ids."""
+    return _VIRTUAL.pack(VIRTUAL_MAGIC, VIRTUAL_LAYOUT, lg, b"\0\0")
+
+
+def is_virtual(ext: bytes) -> bool:
+    """Whether a skimmed sketch's extension is the ``VIRT`` block."""
+    return ext[:4] == VIRTUAL_MAGIC
+
+
+def decode_virtual(ext: bytes, head: Header) -> int:
+    """Parse and validate a ``VIRT`` extension -> ``lg`` (only in version-3 bytes)."""
+    if head.version != VIRTUAL_VERSION:
+        raise CorruptSketchError(f"a virtual-layout extension in format version {head.version} (it needs version 3)")
+    if len(ext) != _VIRTUAL.size:
+        raise CorruptSketchError(f"virtual-layout extension has {len(ext)} bytes, expected {_VIRTUAL.size}")
+    magic, version, lg, reserved = _VIRTUAL.unpack(ext)
+    _check_extension("virtual-layout", magic, VIRTUAL_MAGIC, version, VIRTUAL_LAYOUT, reserved == b"\0\0")
+    return lg
+
+
+def exact_virtual_lg(ext: bytes, head: Header) -> int:
+    """The virtual domain's ``lg`` recorded in an exact-mode extension (version 3), 0 for none."""
+    if len(ext) < _EXACT_HEAD.size:
+        raise CorruptSketchError(f"exact-mode extension truncated: {len(ext)} bytes, need at least {_EXACT_HEAD.size}")
+    lg = ext[7] if head.version >= VIRTUAL_VERSION else 0
+    if (lg == 0) == (head.version >= VIRTUAL_VERSION):
+        raise CorruptSketchError(f"format version {head.version} with an exact-mode virtual domain lg of {lg}"
+                                 " (version 3 exactly when the layout is virtual)")
+    return lg
 
 
 def exact_hier_shape(ext: bytes) -> tuple[int, int]:
@@ -378,9 +435,9 @@ def exact_hier_shape(ext: bytes) -> tuple[int, int]:
     return ext[5], ext[6]
 
 
-def decode_exact(ext: bytes, head: Header, hier_shape: tuple[int, int], capacity: int) -> tuple[np.ndarray, np.ndarray]:
-    """Parse and validate an exact-mode extension -> (keys int64, weights); ``hier_shape`` is
-    what the sketch of the header expects in bytes 5 and 6, ``capacity`` its most entries."""
+def decode_exact(ext: bytes, head: Header, layout: tuple[int, int, int], capacity: int) -> tuple[np.ndarray, np.ndarray]:
+    """Parse and validate an exact-mode extension -> (keys int64, weights); ``layout`` is
+    what the sketch of the header expects in bytes 5, 6 and 7, ``capacity`` its most entries."""
     if len(ext) < _EXACT_HEAD.size:
         raise CorruptSketchError(f"exact-mode extension truncated: {len(ext)} bytes, need at least {_EXACT_HEAD.size}")
     magic, version, lg, depth, reserved, n = _EXACT_HEAD.unpack_from(ext, 0)
@@ -388,10 +445,9 @@ def decode_exact(ext: bytes, head: Header, hier_shape: tuple[int, int], capacity
         raise CorruptSketchError(f"bad exact-mode extension magic {magic!r}")
     if version != EXACT_VERSION:
         raise CorruptSketchError(f"unknown exact-mode extension version {version}")
-    if reserved:
-        raise CorruptSketchError("reserved exact-mode extension byte is set")
-    if (lg, depth) != tuple(hier_shape):
-        raise CorruptSketchError(f"exact-mode hierarchy shape ({lg}, {depth}) does not match the sketch ({hier_shape})")
+    if (lg, depth, reserved) != tuple(layout):
+        raise CorruptSketchError(f"exact-mode hierarchy shape and virtual lg (bytes 5-7, the last reserved before "
+                                 f"version 3) ({lg}, {depth}, {reserved}) do not match the sketch's {tuple(layout)}")
     if n > capacity:
         raise CorruptSketchError(f"{n} exact entries exceed the sketch's capacity of {capacity}")
     dt = COUNTER_TYPES[counter_type(head.float_counters, head.counter_width)]

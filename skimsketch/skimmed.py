@@ -44,10 +44,11 @@ import numpy as np
 from . import format as fmt
 from .base import f2_bound
 from .bounds import BOUNDS, chebyshev_k, normal_median_k
-from .errors import CorruptSketchError, KeyDomainError
+from .errors import CorruptSketchError, CounterOverflowError, KeyDomainError, KeyTypeError
 from .estimate import Estimate
 from .hash_sketch import HashSketch, row_dots
 from .hashing import family
+from .keys import canonicalize
 from .hierarchy import LEVELS, MAX_HIER_DEPTH, MAX_LG, MIN_HIER_DEPTH, MIN_LG, hierarchy
 from .skimdense import (
     BUDGET,
@@ -63,11 +64,12 @@ from .skimdense import (
 )
 from .sizing import DEFAULT_DEPTH, counter_bytes, framed_budget, shape_for_bytes
 from .state import LinearState
+from .virtual import DEFAULT_VIRTUAL_LG, MAX_VIRTUAL_LG, MIN_VIRTUAL_LG, virtual_ids
 
 __all__ = ["DEFAULT_HIER_DEPTH", "DEFAULT_SKIM_FACTOR", "SkimResult", "SkimmedSketch", "default_hier_width"]
 
 DEFAULT_SKIM_FACTOR = 1.0
-SEARCHES = ("range", "prefix")
+SEARCHES = ("range", "prefix", "virtual")
 ROUNDING = 1e-9  # relative floor of interval half-widths (float64 sums of the dense terms)  # candidate sources of unbounded keys (module docstring)
 # unbounded keys: prefix hierarchy shape (see skimsketch.hierarchy and docs/unbounded.md)
 DEFAULT_HIER_DEPTH = 4
@@ -82,6 +84,22 @@ def default_hier_width(width: int) -> int:
     (128, 16)
     """
     return 1 << max(MIN_LG, min(MAX_LG, (max(1, width // HIER_WIDTH_DIVISOR)).bit_length() - 1))
+
+
+def _check_threshold(threshold) -> float:
+    """A heavy-hitter threshold as a positive finite float, or a ValueError naming it."""
+    if isinstance(threshold, (bool, np.bool_)) or not isinstance(threshold, (int, float, np.integer, np.floating)):
+        raise ValueError(f"threshold must be a positive finite number, got {threshold!r}")
+    t = float(threshold)
+    if not (math.isfinite(t) and t > 0):
+        raise ValueError(f"threshold must be a positive finite number, got {threshold!r}")
+    return t
+
+
+def _unresolved(threshold, resolution: float) -> str:
+    return (f"heavy_hitters({threshold!r}): this sketch cannot resolve keys below |frequency| "
+            f"{resolution:.6g} (lighter keys are indistinguishable from collisions); ask for a "
+            f"threshold >= {resolution:.6g} or use a larger sketch")
 
 
 def _entries_range(keys: np.ndarray) -> tuple[int, int] | None:
@@ -136,7 +154,7 @@ class SkimmedSketch(HashSketch):
     def __init__(self, width: int, depth: int, seed: int = 0, domain: int | None = None,
                  dtype: str = "int64", skim_factor: float = DEFAULT_SKIM_FACTOR,
                  hier_width: int | None = None, hier_depth: int | None = None, search: str | None = None,
-                 exact: bool = False):
+                 exact: bool = False, virtual_lg: int | None = None):
         if domain is not None and (
             isinstance(domain, bool) or not isinstance(domain, (int, np.integer)) or not 1 <= domain < 2**63
         ):
@@ -158,13 +176,25 @@ class SkimmedSketch(HashSketch):
                              "sketch scans its domain")
         if search is not None and search not in SEARCHES:
             raise ValueError(f"search must be one of {SEARCHES} (or None), got {search!r}")
-        if search == "range" and (hier_width is not None or hier_depth is not None):
+        if search in ("range", "virtual") and (hier_width is not None or hier_depth is not None):
             raise ValueError("hier_width and hier_depth only apply to search='prefix'")
+        if virtual_lg is not None and search is None and domain is None:
+            search = "virtual"
+        if virtual_lg is not None and search != "virtual":
+            raise ValueError(f"virtual_lg only applies to search='virtual', got search={search!r}")
+        if search == "virtual":
+            virtual_lg = DEFAULT_VIRTUAL_LG if virtual_lg is None else virtual_lg
+            if isinstance(virtual_lg, (bool, np.bool_)) or not isinstance(virtual_lg, (int, np.integer)) or not (
+                MIN_VIRTUAL_LG <= virtual_lg <= MAX_VIRTUAL_LG
+            ):
+                raise ValueError(f"virtual_lg must be an int in [{MIN_VIRTUAL_LG}, {MAX_VIRTUAL_LG}] (a virtual "
+                                 f"domain of 2**virtual_lg ids), got {virtual_lg!r}")
         super().__init__(width, depth, seed, dtype, exact)
         self._domain_size = None if domain is None else int(domain)
         self._skim_factor = float(skim_factor)
         self._search = None if domain is not None else (search or "prefix")
         self._key_range = None  # search="range": (smallest, largest) integer key inserted, or None
+        self._virtual_lg = int(virtual_lg) if search == "virtual" else None  # search="virtual": 2**lg ids
         if self._search == "prefix":
             hw = default_hier_width(self._width) if hier_width is None else hier_width
             if isinstance(hw, (bool, np.bool_)) or not isinstance(hw, (int, np.integer)) or not (
@@ -208,6 +238,19 @@ class SkimmedSketch(HashSketch):
         return self._key_range
 
     @property
+    def virtual_lg(self) -> int | None:
+        """``search="virtual"``: keys are skimmed as signed ids in ``[0, 2**virtual_lg)``
+        (:mod:`skimsketch.virtual`); ``None`` otherwise."""
+        return self._virtual_lg
+
+    @property
+    def names_keys(self) -> bool:
+        """Whether the dense keys found are the keys themselves (``heavy_hitters`` can list them):
+        False in the virtual layout, whose dense entries are virtual ids (ask ``frequency`` or
+        ``heavy_hitters(candidates=...)`` for keys you name)."""
+        return self._search != "virtual" or self._exact is not None
+
+    @property
     def hier_width(self) -> int | None:
         return None if self._search != "prefix" else 1 << self._hier_lg
 
@@ -232,6 +275,8 @@ class SkimmedSketch(HashSketch):
             p["search"] = self._search  # before the hierarchy's fields: a mismatch names "search"
         if self._search == "prefix":
             p.update(hier_width=1 << self._hier_lg, hier_depth=self._hier_depth)
+        if self._search == "virtual":
+            p["virtual_lg"] = self._virtual_lg
         return p
 
     def check_compatible(self, other, operation="combine", same_dtype=True):
@@ -279,9 +324,14 @@ class SkimmedSketch(HashSketch):
             shapes["hierarchy"] = (LEVELS, self._hier_depth, 1 << self._hier_lg)
         return shapes
 
-    def _hier_shape(self) -> tuple[int, int]:
-        """(lg, depth) of the prefix hierarchy for exact-mode bytes; (0, 0) with a domain or a key range."""
-        return (self._hier_lg, self._hier_depth) if self._search == "prefix" else (0, 0)
+    def _exact_layout(self) -> tuple[int, int, int]:
+        """(hierarchy lg, hierarchy depth, virtual lg) for exact-mode bytes; zeros where not used."""
+        if self._search == "prefix":
+            return self._hier_lg, self._hier_depth, 0
+        return 0, 0, self._virtual_lg or 0
+
+    def _format_version(self) -> int:
+        return fmt.VIRTUAL_VERSION if self._search == "virtual" else fmt.VERSION
 
     @property
     def _hier(self) -> np.ndarray | None:
@@ -312,11 +362,37 @@ class SkimmedSketch(HashSketch):
             self._key_range = None  # all zero again: the range goes with the key domain
 
     def _delta(self, keys, weights):
+        if self._search == "virtual":
+            keys, weights = self._virtual_batch(keys, weights)
         delta = super()._delta(keys, weights)
         if self._search == "prefix":
             delta["hierarchy"] = hierarchy(self._seed, self._hier_lg, self._hier_depth).delta(
                 keys, weights, self.float_counters)
         return delta
+
+    def _virtual_batch(self, keys, weights):
+        """(virtual ids, signed weights) of a canonical batch: the hash sketch of these is this
+        sketch's delta (:mod:`skimsketch.virtual`). A long unweighted batch is summed per id first."""
+        ids, signs = virtual_ids(keys, self._seed, self._virtual_lg)
+        if weights is None:
+            if len(ids) >= (1 << self._virtual_lg) // 4:  # cheaper to count per id than to hash every key
+                both = np.bincount(ids * 2 + (signs < 0), minlength=2 << self._virtual_lg).reshape(-1, 2)
+                net = both[:, 0] - both[:, 1]
+                present = np.flatnonzero(net)
+                return present.astype(np.int64), net[present]
+            return ids, signs.astype(np.int64)
+        if self.float_counters:
+            return ids, weights * signs
+        w = np.asarray(weights, dtype=np.int64)
+        if len(w) and int(w.min()) == -(2**63):
+            raise CounterOverflowError("a weight of -2**63 cannot take a sign in int64; the sketch is unchanged")
+        return ids, w * signs
+
+    def _point_tables(self, key: int) -> np.ndarray:
+        if self._search != "virtual":
+            return super()._point_tables(key)
+        ids, signs = virtual_ids(np.array([key], dtype=np.int64), self._seed, self._virtual_lg)
+        return super()._point_tables(int(ids[0])) * float(signs[0])
 
     def _validate_keys(self, keys):
         if self._domain_size is None:
@@ -332,6 +408,8 @@ class SkimmedSketch(HashSketch):
         return self._skim_factor
 
     def _extension(self, counter_width: int) -> bytes:
+        if self._search == "virtual":
+            return fmt.encode_virtual(self._virtual_lg)
         if self._search == "range":
             return fmt.encode_key_range(self._key_range)
         if self._search is None:
@@ -341,6 +419,14 @@ class SkimmedSketch(HashSketch):
     @classmethod
     def _from_header(cls, head, ext):
         dtype = "float64" if head.float_counters else "int64"
+        if head.version == fmt.VIRTUAL_VERSION or (not head.exact and fmt.is_virtual(ext)):
+            if head.domain is not None:
+                raise CorruptSketchError("a skimmed sketch in the virtual layout has no domain")
+            lg = fmt.exact_virtual_lg(ext, head) if head.exact else fmt.decode_virtual(ext, head)
+            if not MIN_VIRTUAL_LG <= lg <= MAX_VIRTUAL_LG:
+                raise CorruptSketchError(f"virtual domain lg {lg} out of range [{MIN_VIRTUAL_LG}, {MAX_VIRTUAL_LG}]")
+            return cls(head.width, head.depth, head.seed, dtype=dtype, skim_factor=head.param, search="virtual",
+                       virtual_lg=lg, exact=head.exact)
         if head.domain is not None:
             if ext and not head.exact:
                 raise CorruptSketchError(f"a skimmed sketch with a domain has no extension, found {len(ext)} bytes")
@@ -394,11 +480,11 @@ class SkimmedSketch(HashSketch):
         cb = counter_bytes(params.get("dtype"))
         search = params.pop("search", None)
         if search is None:
-            search = "prefix" if "hier_width" in params or "hier_depth" in params else "range"
-        if search == "range":
-            room = framed_budget(nbytes, fmt.FRAME_BYTES + fmt.KEY_RANGE_BYTES)
-            width, d = shape_for_bytes(room, depth, cb)
-            return cls(width, d, seed, search="range", **params)
+            search = "prefix" if "hier_width" in params or "hier_depth" in params else "virtual"
+        if search in ("range", "virtual"):
+            ext = fmt.KEY_RANGE_BYTES if search == "range" else fmt.VIRTUAL_BYTES
+            width, d = shape_for_bytes(framed_budget(nbytes, fmt.FRAME_BYTES + ext), depth, cb)
+            return cls(width, d, seed, search=search, **params)
         if search != "prefix":
             raise ValueError(f"search must be one of {SEARCHES} (or None), got {search!r}")
         room = framed_budget(nbytes, fmt.FRAME_BYTES + fmt.HIER_HEADER_BYTES)
@@ -428,6 +514,8 @@ class SkimmedSketch(HashSketch):
         """Candidate keys: the domain or key-range scan, or the prefix search down to threshold ``t``."""
         if self._domain_size is not None:
             return domain_candidates(self._seed, self._width, self._depth, self._domain_size)
+        if self._search == "virtual":
+            return domain_candidates(self._seed, self._width, self._depth, 1 << self._virtual_lg)
         if self._search == "range":
             if self._key_range is None or not self.scans_keys:
                 return no_candidates(self._depth)
@@ -491,9 +579,13 @@ class SkimmedSketch(HashSketch):
     def _exact_skim(self) -> SkimResult:
         counters = self._counters.astype(np.float64)
         keys, values = self._exact.keys.copy(), self._exact.wide_weights().astype(np.float64)
+        if self._search == "virtual":  # the dense entries of the counters: signed sums per virtual id
+            ids, signs = virtual_ids(keys, self._seed, self._virtual_lg)
+            keys, inverse = np.unique(ids, return_inverse=True)
+            values = np.bincount(inverse, weights=values * signs, minlength=len(keys))
         return SkimResult(keys, values, np.zeros_like(counters), counters, 0.0, 0, self._depth, 0.0, len(keys))
 
-    def heavy_hitters(self, threshold: float | None = None) -> dict:
+    def heavy_hitters(self, threshold: float | None = None, candidates=None) -> dict:
         """Keys whose estimated ``|frequency|`` is at least ``threshold`` -> {canonical key: estimate}.
 
         ``threshold=None``: the dense keys of the default skim. Otherwise
@@ -510,7 +602,20 @@ class SkimmedSketch(HashSketch):
         >>> s = ss.SkimmedSketch(256, 5, seed=1).update(["a"] * 500 + ["b"] * 300 + [f"k{i}" for i in range(200)])
         >>> sorted(s.heavy_hitters(100)) == sorted([ss.canonical_key("a"), ss.canonical_key("b")])
         True
+
+        ``candidates`` (keys of any container, as :meth:`update` takes them): only those keys
+        are reported, each with its dense estimate. In the virtual layout (``search="virtual"``,
+        the ``for_bytes`` default) the dense entries are virtual ids, not keys, so the sketch
+        names keys only when given candidates: a candidate is reported when its virtual id is
+        dense, with the estimate ``sign * value`` (colliding keys, if any, share that value).
         """
+        if candidates is not None:
+            return self._candidate_hitters(threshold, candidates)
+        if not self.names_keys:
+            raise ValueError(
+                "heavy_hitters: this sketch's dense entries are virtual ids (search='virtual'): it cannot name "
+                "its keys; pass candidates=[...] to report the heavy ones among keys you name, or ask "
+                "frequency(key) (with an interval) for one key")
         if not self.scans_keys:
             what = ("string keys" if self._key_range is None else
                     f"integer keys spanning {self._key_range[1] - self._key_range[0] + 1} values")
@@ -523,11 +628,7 @@ class SkimmedSketch(HashSketch):
                 return self._exact.items()
             keys, values, _ = self._reported(self.skim())
             return dict(zip(keys.tolist(), values.tolist()))
-        if isinstance(threshold, (bool, np.bool_)) or not isinstance(threshold, (int, float, np.integer, np.floating)):
-            raise ValueError(f"threshold must be a positive finite number, got {threshold!r}")
-        t = float(threshold)
-        if not (math.isfinite(t) and t > 0):
-            raise ValueError(f"threshold must be a positive finite number, got {threshold!r}")
+        t = _check_threshold(threshold)
         if self._exact is not None:  # every key, exactly
             return {k: w for k, w in self._exact.items().items() if abs(w) >= t}
         res = self._cache.get(("skim", t))
@@ -535,13 +636,38 @@ class SkimmedSketch(HashSketch):
             res = self._cache[("skim", t)] = self._skim_at(t)
         keys, values, resolution = self._reported(res)
         if t < resolution:
-            raise ValueError(
-                f"heavy_hitters({threshold!r}): this sketch cannot resolve keys below |frequency| "
-                f"{resolution:.6g} (lighter keys are indistinguishable from collisions); ask for a "
-                f"threshold >= {resolution:.6g} or use a larger sketch"
-            )
+            raise ValueError(_unresolved(threshold, resolution))
         keep = np.abs(values) >= t
         return dict(zip(keys[keep].tolist(), values[keep].tolist()))
+
+    def _candidate_hitters(self, threshold, candidates) -> dict:
+        """heavy_hitters restricted to ``candidates``: {canonical key: estimate} of those reported."""
+        batch = canonicalize(candidates)
+        if None not in (batch.key_domain, self._key_domain) and batch.key_domain != self._key_domain:
+            raise KeyTypeError(f"candidates are {batch.key_domain} keys but this sketch holds "
+                               f"{self._key_domain} keys: they can never match")
+        keys = np.unique(batch.keys)
+        if self._search != "virtual" or self._exact is not None:
+            found = self.heavy_hitters(threshold)
+            return {k: found[k] for k in keys.tolist() if k in found}
+        if threshold is None:
+            dense_ids, values, _ = self._reported(self.skim())
+            t = 0.0
+        else:
+            t = _check_threshold(threshold)
+            res = self._cache.get(("skim", t))
+            if res is None:
+                res = self._cache[("skim", t)] = self._skim_at(t)
+            dense_ids, values, resolution = self._reported(res)
+            if t < resolution:
+                raise ValueError(_unresolved(threshold, resolution))
+        ids, signs = virtual_ids(keys, self._seed, self._virtual_lg)
+        pos = np.searchsorted(dense_ids, ids)
+        pos = np.minimum(pos, max(len(dense_ids) - 1, 0))
+        hit = (dense_ids[pos] == ids) if len(dense_ids) else np.zeros(len(ids), dtype=bool)
+        est = np.where(hit, values[pos] if len(dense_ids) else 0.0, 0.0) * signs
+        keep = hit & (np.abs(est) >= t)
+        return dict(zip(keys[keep].tolist(), est[keep].tolist()))
 
     def _doubtful(self, res: SkimResult):
         """(mask of the dense keys a report would not name, (depth, width) sketch of those keys)."""

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 import skimsketch as ss
-from skimsketch.format import READ_VERSIONS, VERSION
+from skimsketch.format import READ_VERSIONS, VERSION, VIRTUAL_VERSION
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 
@@ -59,22 +59,35 @@ BUILDERS = {
     "exact_hash_float": lambda: ss.HashSketch(16, 3, seed=26, dtype="float64", exact=True).update(
         [1, 2, 1, 9], weights=[0.5, -1.25, 2.0, 1e300]),
     "exact_agms_empty": lambda: ss.AGMSSketch(4, 2, seed=27, exact=True).update([None], weights=3),
+    # the virtual layout (format version 3 on): every key type as a signed id in [0, 2**lg)
+    "skimmed_virtual": lambda: ss.SkimmedSketch(32, 3, seed=29, search="virtual", virtual_lg=10).update(
+        list(_keys(300, 10) * 7919 - 2**40) + [None]),
+    "skimmed_virtual_strings_float": lambda: ss.SkimmedSketch(32, 3, seed=30, dtype="float64", virtual_lg=14).update(
+        ["x", "y", "x", "zz"], weights=[1.5, -2.0, 3.25, 4.0]),
+    "skimmed_virtual_deletes_empty": lambda: ss.SkimmedSketch(32, 3, seed=31, virtual_lg=10).update(["a", "b"]).update(
+        ["a", "b"], weights=-1),
+    "exact_skimmed_virtual": lambda: ss.SkimmedSketch(32, 3, seed=32, virtual_lg=20, exact=True).update(
+        ["p", "q", None, "p", b"r"], weights=[3, 1, 2, 4, -(2**31)]),
     "pair": lambda: ss.PairSketch(8, 4, 3, seed_a=23, seed_b=24).update(
         list(_keys(200, 8)) + [None, 5], [f"b{k % 7}" for k in _keys(200, 9)] + ["x", None]).update(
         [1, 2], ["b1", "b2"], weights=[-3, 2]),
 }
 # the first format version that wrote each builder's kind or mode (others: version 1)
 SINCE = {name: 2 for name in BUILDERS if name.startswith(("exact_", "skimmed_range", "pair"))}
+SINCE.update({name: VIRTUAL_VERSION for name in BUILDERS if "skimmed_virtual" in name})
 
 
 def versions_of(name: str) -> list:
-    """The format versions that have a golden file of builder ``name``."""
-    return [v for v in READ_VERSIONS if v >= SINCE.get(name, 1)]
+    """The format versions that have a golden file of builder ``name`` (version 3 is written only
+    for the virtual layout, which no earlier version has)."""
+    since = SINCE.get(name, 1)
+    last = VIRTUAL_VERSION if since == VIRTUAL_VERSION else VERSION
+    return [v for v in READ_VERSIONS if since <= v <= last]
 
 
-def names(version: int) -> list:
-    """The builders whose blobs format version ``version`` has."""
-    return sorted(n for n in BUILDERS if version in versions_of(n))
+def current_version(name: str) -> int:
+    """The version ``to_bytes`` writes for builder ``name``."""
+    return max(versions_of(name))
 
 
 def golden_path(name: str, version: int = 1) -> Path:
@@ -83,9 +96,9 @@ def golden_path(name: str, version: int = 1) -> Path:
 
 def main() -> None:
     GOLDEN_DIR.mkdir(exist_ok=True)
-    for name in names(VERSION):
+    for name in BUILDERS:
         build = BUILDERS[name]
-        path = golden_path(name, VERSION)
+        path = golden_path(name, current_version(name))
         if path.exists():  # golden files are never rewritten
             continue
         path.write_bytes(build().to_bytes())

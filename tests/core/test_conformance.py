@@ -325,7 +325,8 @@ def test_nbytes_counts_counters(kind):
     ext_header = 24 if kind == "pair" else 12
     assert 64 + sk.nbytes + 4 <= len(sk.to_bytes()) <= 64 + sk.nbytes + 4 + ext_header
     if kind != "skimmed_unbounded":
-        assert len(sk.to_bytes()) == 64 + cells * 4 + 4 + (24 if kind == "pair" or fixed else 0)
+        ext = 24 if kind == "pair" or fixed else 8 if kind == "skimmed_virtual" else 0  # virtual: the lg block
+        assert len(sk.to_bytes()) == 64 + cells * 4 + 4 + ext
     wide = update(make(kind, width=100, depth=3), [1], weights=2**40)
     assert wide.counter_width == 8 and wide.nbytes - fixed == 2 * (sk.nbytes - fixed)
     assert len(wide.to_bytes()) == len(sk.to_bytes()) + sk.nbytes - fixed
@@ -335,14 +336,15 @@ def test_shape_from_targets(kind):
     queries(kind)  # a pair sketch is shaped by its chain's sketches (PairSketch.for_chain)
     cls = type(make(kind))
     kind = base_kind(kind)
-    extra = {"skimmed": {"domain": DOMAIN}, "skimmed_unbounded": {"search": "prefix"}}.get(kind, {})
+    extra = {"skimmed": {"domain": DOMAIN}, "skimmed_unbounded": {"search": "prefix"},
+             "skimmed_range": {"search": "range"}, "skimmed_virtual": {"virtual_lg": 12}}.get(kind, {})
     # the skimmed sketch's for_bytes starts in exact mode (tests/core/test_exact_mode.py): counters here
     assert cls.for_bytes(65536, seed=3, **extra).exact_mode == kind.startswith("skimmed")
     s = cls.for_bytes(65536, seed=3, exact=False, **extra)
     # the budget bounds the state and the serialised form, at 4 bytes per int32 counter
     assert s.nbytes <= 65536 and len(update(s, keys(n=2000)).to_bytes()) <= 65536
     assert s.counters.itemsize == COUNTER_BYTES and s.depth == DEFAULT_DEPTH
-    ext = {"skimmed_range": 24}.get(kind, 0)  # the key range extension
+    ext = {"skimmed_range": 24, "skimmed_virtual": 8}.get(kind, 0)  # the key range / virtual-layout extension
     if kind == "skimmed_unbounded":  # the hierarchy takes part of the budget: main width is what is left
         assert s.hier_width is not None and len(s.to_bytes()) + s.depth * COUNTER_BYTES > 65536
     else:
@@ -353,7 +355,7 @@ def test_shape_from_targets(kind):
     f = cls.for_bytes(65536, seed=3, dtype="float64", exact=False, **extra)  # float counters: 8 bytes each
     assert f.nbytes <= 65536 and len(update(f, [1], weights=0.5).to_bytes()) <= 65536
     assert f.width * f.depth > 65536 // 8 // 2 if kind != "skimmed_unbounded" else f.hier_width is not None
-    smallest = {"skimmed_unbounded": 84, "skimmed_range": 96}.get(kind, 72)  # frame (+ extension) and one counter
+    smallest = {"skimmed_unbounded": 84, "skimmed_range": 96, "skimmed_virtual": 80}.get(kind, 72)  # frame (+ ext) + 1 counter
     with pytest.raises(ValueError, match=f"nbytes must be an int >= {smallest} .*got {smallest - 1}"):
         cls.for_bytes(smallest - 1, **extra)
     e = cls.for_error(0.1, 0.05, **extra)

@@ -66,7 +66,7 @@ def test_non_canonical_width_rejected():
         (lambda b: b[:10], "truncated"),
         (lambda b: b[:-1], "size mismatch|checksum"),
         (lambda b: b"XXXX" + b[4:], "magic"),
-        (lambda b: fix_crc(b[:4] + struct.pack("<H", 3) + b[6:]), "version"),
+        (lambda b: fix_crc(b[:4] + struct.pack("<H", 4) + b[6:]), "version"),
         (lambda b: fix_crc(b[:33] + bytes([9]) + b[34:]), "key domain"),
         (lambda b: fix_crc(b[:6] + bytes([9]) + b[7:]), "kind"),
         (lambda b: fix_crc(b[:32] + bytes([7]) + b[33:]), "counter type"),

@@ -73,7 +73,7 @@ def test_range_and_domain_heavy_hitters_name_only_inserted_keys_on_flat_data():
         w = flat_weights(rng)
         keys = np.sort(rng.choice(8500, len(w), replace=False)).astype(np.int64)  # codes in a sparse range
         for nb in SIZES:
-            for s in (ss.SkimmedSketch.for_bytes(nb, seed=seed, exact=False),
+            for s in (ss.SkimmedSketch.for_bytes(nb, seed=seed, exact=False, search="range"),
                       ss.SkimmedSketch.for_bytes(nb, seed=seed, domain=8500, exact=False)):
                 s.update(keys, weights=w)
                 bad += [(seed, nb, k) for k in phantoms(s, set(keys.tolist()))]
