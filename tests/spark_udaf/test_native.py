@@ -165,7 +165,7 @@ def test_the_core_s_inputs_double_keys_and_decimal_weights(nspark):
     got = ss.from_bytes(bytes(df.selectExpr("skim_hash_sketch_agg(d, f, 64, 3, 1) AS s").collect()[0].s))
     want = ss.HashSketch(64, 3, 1, dtype="float64").update(keys, weights=[float(r[2]) for r in rows])
     assert got.float_counters and np.allclose(got.counters, want.counters)
-    with pytest.raises(Exception, match=r"io\.skimsketch\.spark\.KeyTypeError: float key 1\.5 is not integral"):
+    with pytest.raises(Exception, match=r"io\.skimsketch\.spark\.KeyTypeError: float key [0-9]\.5 is not integral"):
         nspark.sql("SELECT skim_sketch_agg(CAST(id AS DOUBLE) + 0.5) FROM range(3)").collect()
     with pytest.raises(Exception, match=r"KeyTypeError: weights value 99999999999999999999 does not fit in int64"):
         nspark.sql("SELECT skim_hash_sketch_agg(id, CAST(id AS DECIMAL(20, 0)) + 99999999999999999990, 64, 3) "
