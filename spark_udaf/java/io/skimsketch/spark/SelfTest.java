@@ -64,7 +64,7 @@ public final class SelfTest {
                 "bytes of HashSketch(64, 3, 7).update(['a', b'b'])");
         check(java.util.Arrays.equals(SketchState.fromBytes(strs.toBytes()).toBytes(), strs.toBytes()),
                 "bytes -> state -> bytes");
-        Spec exact = Spec.forBytes("self-test", 16384, 0, false);
+        Spec exact = Spec.forBytesRange("self-test", 16384, 0, false);
         check(exact.width == 814 && exact.depth == 5 && exact.range && exact.exact && exact.capacity() == 1016,
                 "shape of SkimmedSketch.for_bytes(16384)");
         long[] rkeys = {1, 2, 3, -5, 1L << 40, 7};
@@ -82,7 +82,7 @@ public final class SelfTest {
             check(java.util.Arrays.equals(SketchState.fromBytes(rs.toBytes()).toBytes(), rs.toBytes()),
                     "bytes -> state -> bytes of " + what);
         }
-        SketchState conv = new SketchState(Spec.forBytes("self-test", 1024, 0, false));
+        SketchState conv = new SketchState(Spec.forBytesRange("self-test", 1024, 0, false));
         for (long k = 0; k < 100; k++) {
             conv.add(k, SketchState.KEY_INT, 1L);
         }
@@ -103,6 +103,34 @@ public final class SelfTest {
         fs.add(Hashing.fingerprint64("a"), SketchState.KEY_BYTES, -1.25);
         check(sha256(fs.toBytes()).equals("dd71216f6f5bcc0907ec4051cfcc35c332ce493ac2b7ba2ad5a36b299fd80ac8"),
                 "bytes of SkimmedSketch.for_bytes(16384, seed=3, dtype='float64', search='prefix', exact=False)");
+        Spec virt = Spec.forBytes("self-test", 16384, 0, false);
+        check(virt.width == 815 && virt.depth == 5 && virt.virtualLg == 20 && virt.exact && virt.capacity() == 1018,
+                "shape of SkimmedSketch.for_bytes(16384) (the virtual layout)");
+        String[] vpins = {"bd59db73d96b1ef263c91be2dafb9daa3b19851d33d005afdfb27041c9516850",
+            "13044dd2e0f9ba0545df879149916a3238733b00d15a5e60dc2ab99b0646b1ed"};
+        for (int mode = 0; mode < 2; mode++) {
+            SketchState vs = new SketchState(mode == 0 ? virt : virt.withExact(false));
+            for (int i = 0; i < rkeys.length; i++) {
+                vs.add(rkeys[i], SketchState.KEY_INT, i < 5 ? 1L : 0L);
+            }
+            String what = "SkimmedSketch.for_bytes(16384" + (mode == 0 ? "" : ", exact=False")
+                    + ").update([1, 2, 3, -5, 2**40, 7], weights=[1]*5 + [0])";
+            check(sha256(vs.toBytes()).equals(vpins[mode]), "bytes of " + what);
+            check(java.util.Arrays.equals(SketchState.fromBytes(vs.toBytes()).toBytes(), vs.toBytes()),
+                    "bytes -> state -> bytes of " + what);
+        }
+        SketchState vconv = new SketchState(Spec.forBytes("self-test", 1024, 0, false));
+        for (long k = 0; k < 100; k++) {
+            vconv.add(k, SketchState.KEY_INT, 1L);
+        }
+        check(sha256(vconv.toBytes()).equals("d24e06f166a9ead7dfff399db3343066f0b625f55aa88cbfdf44985080414f6a"),
+                "bytes of SkimmedSketch.for_bytes(1024).update(range(100)) (virtual, converted to counters)");
+        SketchState vf = new SketchState(Spec.forBytes("self-test", 16384, 3, true).withExact(false));
+        vf.add(Hashing.fingerprint64("a"), SketchState.KEY_BYTES, 0.5);
+        vf.add(Hashing.fingerprint64("b"), SketchState.KEY_BYTES, 2.0);
+        vf.add(Hashing.fingerprint64("a"), SketchState.KEY_BYTES, -1.25);
+        check(sha256(vf.toBytes()).equals("432a0523b63201be4fa9c9357647387ece17259ef565eabf29bc01ce4c7b86e0"),
+                "bytes of SkimmedSketch.for_bytes(16384, seed=3, dtype='float64', exact=False) of strings");
         int vectors = golden();
         System.out.println("ok " + checks + " (" + vectors + " golden estimate vectors)");
     }

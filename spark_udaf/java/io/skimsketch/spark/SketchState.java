@@ -45,6 +45,7 @@ public final class SketchState implements Externalizable {
     private transient Hashing.Family family;
     private transient Hashing.Prefixes prefixes;
     private transient long[] words;
+    private transient long salt; // search="virtual": the seed's salt T_0[0][2^22]
     private transient int[] mainCells;
     private transient int[] hierCells;
     // the key cache of addCached (integer counters without a hierarchy); empty until used
@@ -105,6 +106,7 @@ public final class SketchState implements Externalizable {
 
     private void hashing() {
         if (family == null) {
+            salt = spec.virtualLg > 0 ? Hashing.entry(Hashing.state(spec.seed, 1), 0, Hashing.HIER_WORD_BASE) : 0;
             family = Hashing.family(spec.seed, (spec.depth + 1) / 2);
             words = new long[family.nWords];
             mainCells = new int[spec.depth];
@@ -151,10 +153,16 @@ public final class SketchState implements Externalizable {
             observe(key, kd);
         }
         hashing();
+        int flip = 0;
+        if (spec.virtualLg > 0) { // the signed virtual id: y = mix(key ^ salt), id = top lg bits, sign = bit 0
+            long y = Hashing.mix(key ^ salt);
+            flip = (int) (y & 1);
+            key = y >>> (64 - spec.virtualLg);
+        }
         family.words(key, words);
         for (int p = 0; p < spec.depth; p++) {
             int u = Hashing.rowHash(words, p);
-            mainCells[p] = ((p * spec.width + Hashing.bucket(u, spec.width)) << 1) | (u >>> 31);
+            mainCells[p] = ((p * spec.width + Hashing.bucket(u, spec.width)) << 1) | ((u >>> 31) ^ flip);
         }
         if (prefixes != null) {
             prefixes.cells(key, spec.hierLg, hierCells);
@@ -261,6 +269,9 @@ public final class SketchState implements Externalizable {
             }
             return;
         }
+        if (spec.virtualLg > 0 && w == Long.MIN_VALUE) {
+            throw new CounterOverflowError("a weight of -2**63 cannot take a sign in int64; the sketch is unchanged");
+        }
         if (spec.hierLg == 0 && w != Long.MIN_VALUE) {
             if (cacheOff) {
                 addMain(key, kd, w);
@@ -297,6 +308,11 @@ public final class SketchState implements Externalizable {
      */
     private void hashAdd(long key, long w) {
         hashing();
+        if (spec.virtualLg > 0) { // the signed virtual id (see cells)
+            long y = Hashing.mix(key ^ salt);
+            w = (y & 1) == 0 ? w : -w;
+            key = y >>> (64 - spec.virtualLg);
+        }
         family.words(key, words);
         long[] a = counters;
         int width = spec.width;
@@ -575,8 +591,7 @@ public final class SketchState implements Externalizable {
             if (spec.kind == KIND_AGMS) {
                 throw new UnsupportedOperationException("an exact-mode AGMS sketch's counters are computed by Estimator");
             }
-            SketchState c = new SketchState(new Spec(spec.kind, spec.width, spec.depth, spec.seed, spec.domain,
-                    spec.param, spec.hierLg, spec.hierDepth, spec.isFloat, spec.range, false));
+            SketchState c = new SketchState(spec.withExact(false));
             c.keyDomain = keyDomain;
             for (Map.Entry<Long, ? extends Number> x : exactEntries().entrySet()) {
                 if (spec.isFloat) {
@@ -656,7 +671,8 @@ public final class SketchState implements Externalizable {
         int ctype = spec.isFloat ? 2 : (cw == 4 ? 3 : 1);
         int n = spec.width * spec.depth;
         int hn = spec.hierLg > 0 ? Hashing.LEVELS * spec.hierDepth * (1 << spec.hierLg) : 0;
-        int ext = spec.hierLg > 0 ? HIER_HEADER + cw * hn : spec.range ? Spec.KEY_RANGE_BYTES : 0;
+        int ext = spec.hierLg > 0 ? HIER_HEADER + cw * hn : spec.range ? Spec.KEY_RANGE_BYTES
+                : spec.virtualLg > 0 ? Spec.VIRTUAL_BYTES : 0;
         ByteBuffer b = ByteBuffer.allocate(HEADER + ext + cw * n + 4).order(ByteOrder.LITTLE_ENDIAN);
         putHeader(b, zero && weightsZero, 0, ctype, kd, ext);
         if (spec.hierLg > 0) {
@@ -669,6 +685,9 @@ public final class SketchState implements Externalizable {
             b.put((byte) 'K').put((byte) 'R').put((byte) 'N').put((byte) 'G');
             b.put((byte) 1).put((byte) (has ? 1 : 0)).put((byte) 0).put((byte) 0);
             b.putLong(has ? lo : 0).putLong(has ? hi : 0);
+        } else if (spec.virtualLg > 0) {
+            b.put((byte) 'V').put((byte) 'I').put((byte) 'R').put((byte) 'T');
+            b.put((byte) 1).put((byte) spec.virtualLg).put((byte) 0).put((byte) 0);
         }
         putCounters(b, counters, fcounters, cw);
         CRC32 crc = new CRC32();
@@ -677,10 +696,10 @@ public final class SketchState implements Externalizable {
         return b.array();
     }
 
-    /** The 64-byte header of format version 2 ({@code extraFlags}: 8 in exact mode). */
+    /** The 64-byte header of format version 2, or 3 in the virtual layout ({@code extraFlags}: 8 in exact mode). */
     private void putHeader(ByteBuffer b, boolean empty, int extraFlags, int ctype, int kd, int ext) {
         b.put((byte) 'S').put((byte) 'K').put((byte) 'S').put((byte) 'K');
-        b.putShort((short) 2);
+        b.putShort((short) spec.version());
         b.put((byte) spec.kind);
         int flags = (empty ? 1 : 0) | (spec.domain != 0 ? 2 : 0) | (spec.isFloat ? 4 : 0) | extraFlags;
         b.put((byte) flags);
@@ -727,7 +746,7 @@ public final class SketchState implements Externalizable {
         ByteBuffer b = ByteBuffer.allocate(HEADER + ext + 4).order(ByteOrder.LITTLE_ENDIAN);
         putHeader(b, n == 0 && weightsZero, 8, ctype, n > 0 ? keyDomain : 0, ext);
         b.put((byte) 'E').put((byte) 'X').put((byte) 'C').put((byte) 'T');
-        b.put((byte) 1).put((byte) spec.hierLg).put((byte) spec.hierDepth).put((byte) 0);
+        b.put((byte) 1).put((byte) spec.hierLg).put((byte) spec.hierDepth).put((byte) spec.virtualLg);
         b.putInt(n);
         for (long k : keys) {
             b.putLong(k);
@@ -773,9 +792,9 @@ public final class SketchState implements Externalizable {
             throw corrupt("bad magic: not a skimsketch sketch");
         }
         int version = b.getShort(4) & 0xFFFF;
-        if (version != 2) {
-            throw corrupt("format version " + version + " is not read by the SQL functions (they read version 2; "
-                    + "rewrite the sketch with skimsketch: ss.from_bytes(b).to_bytes())");
+        if (version != 2 && version != 3) {
+            throw corrupt("format version " + version + " is not read by the SQL functions (they read versions 2 "
+                    + "and 3; rewrite the sketch with skimsketch: ss.from_bytes(b).to_bytes())");
         }
         int kind = blob[6];
         if (kind != KIND_AGMS && kind != KIND_HASH && kind != KIND_SKIMMED) {
@@ -801,9 +820,12 @@ public final class SketchState implements Externalizable {
         double param = b.getDouble(36);
         int ext = b.getInt(60);
         int cw = ctype == 3 ? 4 : 8;
+        if (version == 3 && (kind != KIND_SKIMMED || domain != 0)) {
+            throw corrupt("format version 3 is only written for skimmed sketches in the virtual layout");
+        }
         if ((flags & 8) != 0) {
             return fromExactBytes(blob, b, kind, (int) width, (int) depth, seed, domain, param, ctype == 2, cw, kd,
-                    ext);
+                    ext, version);
         }
         long expected = HEADER + (ext & 0xFFFFFFFFL) + cw * width * depth + 4;
         if (blob.length != expected) {
@@ -816,8 +838,20 @@ public final class SketchState implements Externalizable {
         }
         int lg = 0;
         int hd = 0;
+        int vlg = 0;
         boolean range = false;
-        if (kind == KIND_SKIMMED && domain == 0 && ext >= 4 && blob[64] == 'K' && blob[65] == 'R'
+        boolean virt = ext >= 4 && blob[64] == 'V' && blob[65] == 'I' && blob[66] == 'R' && blob[67] == 'T';
+        if (version == 3 || (kind == KIND_SKIMMED && domain == 0 && virt)) {
+            if (version != 3 || !virt || ext != Spec.VIRTUAL_BYTES || blob[68] != 1 || blob[70] != 0
+                    || blob[71] != 0) {
+                throw corrupt("bad virtual-layout extension (format version " + version + ")");
+            }
+            vlg = blob[69];
+            if (vlg < Spec.MIN_VIRTUAL_LG || vlg > Spec.MAX_VIRTUAL_LG) {
+                throw corrupt("virtual domain lg " + vlg + " out of range [" + Spec.MIN_VIRTUAL_LG + ", "
+                        + Spec.MAX_VIRTUAL_LG + "]");
+            }
+        } else if (kind == KIND_SKIMMED && domain == 0 && ext >= 4 && blob[64] == 'K' && blob[65] == 'R'
                 && blob[66] == 'N' && blob[67] == 'G') {
             range = true;
             if (ext != Spec.KEY_RANGE_BYTES || blob[68] != 1 || (blob[69] != 0 && blob[69] != 1) || blob[70] != 0
@@ -839,7 +873,8 @@ public final class SketchState implements Externalizable {
         } else if (ext != 0) {
             throw corrupt("unexpected extension of " + ext + " bytes");
         }
-        Spec spec = new Spec(kind, (int) width, (int) depth, seed, domain, param, lg, hd, ctype == 2, range);
+        Spec spec = new Spec(kind, (int) width, (int) depth, seed, domain, param, lg, hd, ctype == 2, range, false,
+                vlg);
         SketchState s = new SketchState(spec);
         s.keyDomain = kd;
         if (range && blob[69] == 1) {
@@ -857,7 +892,7 @@ public final class SketchState implements Externalizable {
             s.total = b.getLong(44);
             s.nullWeight = b.getLong(52);
         }
-        b.position(HEADER + (lg > 0 ? HIER_HEADER : range ? Spec.KEY_RANGE_BYTES : 0));
+        b.position(HEADER + (lg > 0 ? HIER_HEADER : range ? Spec.KEY_RANGE_BYTES : vlg > 0 ? Spec.VIRTUAL_BYTES : 0));
         if (lg > 0) {
             s.readCounters(b, s.hier, s.fhier, cw);
         }
@@ -866,7 +901,8 @@ public final class SketchState implements Externalizable {
     }
 
     private static SketchState fromExactBytes(byte[] blob, ByteBuffer b, int kind, int width, int depth, long seed,
-                                              long domain, double param, boolean isFloat, int cw, int kd, int ext) {
+                                              long domain, double param, boolean isFloat, int cw, int kd, int ext,
+                                              int version) {
         if (blob.length != HEADER + (ext & 0xFFFFFFFFL) + 4 || ext < 12) {
             throw corrupt("size mismatch in exact mode");
         }
@@ -875,19 +911,24 @@ public final class SketchState implements Externalizable {
         if ((int) crc.getValue() != b.getInt(blob.length - 4)) {
             throw corrupt("checksum mismatch: the bytes were altered or truncated");
         }
-        if (blob[64] != 'E' || blob[65] != 'X' || blob[66] != 'C' || blob[67] != 'T' || blob[68] != 1
-                || blob[71] != 0) {
+        if (blob[64] != 'E' || blob[65] != 'X' || blob[66] != 'C' || blob[67] != 'T' || blob[68] != 1) {
             throw corrupt("bad exact-mode extension");
         }
         int lg = blob[69];
         int hd = blob[70];
+        int vlg = blob[71];
+        if ((vlg != 0) != (version == 3) || (vlg != 0 && (vlg < Spec.MIN_VIRTUAL_LG || vlg > Spec.MAX_VIRTUAL_LG
+                || lg != 0 || hd != 0))) {
+            throw corrupt("format version " + version + " with an exact-mode virtual domain lg of " + vlg
+                    + " (version 3 exactly when the layout is virtual)");
+        }
         long n = b.getInt(72) & 0xFFFFFFFFL;
         if (ext != 12 + n * (8 + cw)) {
             throw corrupt("exact-mode extension size does not match its entries");
         }
         boolean unbounded = kind == KIND_SKIMMED && domain == 0;
         Spec spec = new Spec(kind, width, depth, seed, domain, param, unbounded ? lg : 0, unbounded ? hd : 0, isFloat,
-                unbounded && lg == 0, true);
+                unbounded && lg == 0 && vlg == 0, true, vlg);
         if (n > spec.capacity()) {
             throw corrupt("exact-mode entries exceed the capacity");
         }
