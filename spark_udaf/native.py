@@ -30,16 +30,15 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
-import zipfile
 from functools import cache
 from pathlib import Path
 
-__all__ = ["EXTENSION", "FUNCTIONS", "NativeBuildError", "available", "configure", "jar_path", "loaded", "register",
-           "self_test"]
+from .native_jar import SOURCES, JarBuildError, compile_jar, jar_name, resources, sources, tool
+
+__all__ = ["EXTENSION", "FUNCTIONS", "SHIPPED", "NativeBuildError", "available", "configure", "drop_injected",
+           "jar_path", "loaded", "register", "self_test", "shipped_jar"]
 
 EXTENSION = "io.skimsketch.spark.SkimExtensions"
 _REGISTRY = "io.skimsketch.spark.SkimFunctions"
@@ -47,15 +46,11 @@ _REGISTRY = "io.skimsketch.spark.SkimFunctions"
 FUNCTIONS = ("skim_sketch_agg", "skim_hash_sketch_agg", "skim_sketch_like_agg", "skim_union_agg", "skim_union",
              "skim_join_size", "skim_join_size_bounds", "skim_self_join_size", "skim_self_join_size_bounds",
              "skim_frequency", "skim_sketch_info")
-_SOURCES = Path(__file__).parent / "java"
-#: Where a wheel keeps the jar it was built with (spark_udaf.native_jar).
+#: Where a wheel keeps the jar it was built with (setup.py, spark_udaf.native_jar).
 SHIPPED = Path(__file__).parent / "jars"
-#: Files of the java folder other than sources that go into the jar as resources (the golden vectors).
-_RESOURCES = ("*.tsv",)
 
 
-class NativeBuildError(RuntimeError):
-    """The jar could not be built (no JDK, no pyspark, or a compiler error)."""
+NativeBuildError = JarBuildError  # the jar could not be built (no JDK, no pyspark, or a compiler error)
 
 
 def _spark_home() -> tuple[Path, str]:
@@ -67,60 +62,20 @@ def _spark_home() -> tuple[Path, str]:
     return Path(pyspark.__file__).parent, pyspark.__version__
 
 
-def _tool(name: str) -> str:
-    home = os.environ.get("JAVA_HOME")
-    if home and (Path(home) / "bin" / name).exists():
-        return str(Path(home) / "bin" / name)
-    found = shutil.which(name)
-    if found is None:
-        raise NativeBuildError(f"{name} not found: install a JDK (17 or later) or set JAVA_HOME")
-    return found
-
-
-def _sources() -> list[Path]:
-    return sorted(_SOURCES.rglob("*.java"))
-
-
-def _resources() -> list[Path]:
-    return sorted(p for pattern in _RESOURCES for p in _SOURCES.rglob(pattern))
-
-
-def shipped_jar(version: str) -> Path:
-    """The path of the jar a wheel ships for Spark ``version`` (it may not exist)."""
-    return SHIPPED / f"skimsketch-spark-{version}.jar"
-
-
 def _cache_dir() -> Path:
     return Path(os.environ.get("SKIMSKETCH_JAR_CACHE") or Path.home() / ".cache" / "skimsketch")
 
 
 def _key(version: str) -> str:
     h = hashlib.sha256(f"spark {version}\n".encode())
-    for src in _sources() + _resources():
-        h.update(src.relative_to(_SOURCES).as_posix().encode() + b"\0" + src.read_bytes())
+    for src in sources() + resources():
+        h.update(src.relative_to(SOURCES).as_posix().encode() + b"\0" + src.read_bytes())
     return h.hexdigest()[:16]
 
 
-def compile_jar(jar: Path, spark_jars: Path) -> Path:
-    """Compile the Java sources with ``javac`` against ``spark_jars`` (a folder of Spark's jars) into ``jar``."""
-    javac = _tool("javac")
-    jar.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=jar.parent) as tmp:
-        classes = Path(tmp) / "classes"
-        cmd = [javac, "--release", "17", "-nowarn", "-encoding", "UTF-8", "-d", str(classes),
-               "-cp", str(spark_jars / "*"), *map(str, _sources())]
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        if done.returncode:
-            raise NativeBuildError(f"javac failed ({done.returncode}):\n{done.stderr[-4000:]}")
-        part = Path(tmp) / jar.name
-        with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as z:
-            z.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\nCreated-By: skimsketch\n")
-            for f in sorted(classes.rglob("*.class")):
-                z.write(f, f.relative_to(classes).as_posix())
-            for f in _resources():
-                z.write(f, f.relative_to(_SOURCES).as_posix())
-        os.replace(part, jar)  # atomic: concurrent builders leave one complete jar
-    return jar
+def shipped_jar(version: str) -> Path:
+    """The path of the jar a wheel ships for Spark ``version`` (it may not exist)."""
+    return SHIPPED / jar_name(version)
 
 
 @cache
@@ -133,7 +88,12 @@ def jar_path() -> Path:
     jar = _cache_dir() / f"skimsketch-spark-{version}-{_key(version)}.jar"
     if jar.exists():
         return jar
-    return compile_jar(jar, home / "jars")
+    try:
+        return compile_jar(jar, home / "jars")
+    except JarBuildError as e:
+        others = sorted(p.name for p in SHIPPED.glob("*.jar")) if SHIPPED.is_dir() else []
+        note = f" (this package ships {', '.join(others)}, for another Spark)" if others else ""
+        raise NativeBuildError(f"{e}{note}") from None
 
 
 @cache
@@ -148,7 +108,7 @@ def available() -> bool:
 
 def self_test() -> str:
     """Run the jar's self-test (the hash family's pinned vectors, fingerprints, sketch bytes) -> its output."""
-    done = subprocess.run([_tool("java"), "-cp", str(jar_path()), "io.skimsketch.spark.SelfTest"],
+    done = subprocess.run([tool("java"), "-cp", str(jar_path()), "io.skimsketch.spark.SelfTest"],
                           capture_output=True, text=True)
     if done.returncode:
         raise AssertionError(f"native self-test failed:\n{done.stdout}{done.stderr}")
