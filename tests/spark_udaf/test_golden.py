@@ -61,47 +61,35 @@ def _expr(q, blobs, runtime: bool = False) -> str:
     if op == "self":
         return f"skim_self_join_size_bounds({ha}{c})"
     if op == "freq":
-        return f"skim_frequency_bounds_probe({ha}, {_key_sql(key)}{c})"
+        return f"skim_frequency({ha}, {_key_sql(key)}{c})"  # a DOUBLE: the self-test checks the interval
     return f"skim_sketch_info({ha})"
 
 
 @pytest.mark.spark
-def test_native_sql_functions_give_the_stored_answers(spark):
-    if not native.loaded(spark):
-        pytest.skip("the session's JVM has no native jar")
-    native.register(spark)  # the JVM's estimate functions (a Python registration may have replaced them)
+def test_native_sql_functions_give_the_stored_answers(native_sql):
+    spark = native_sql
     blobs, queries = golden.read()
-    try:
-        good = [q for q in queries if not q[5].startswith("!")]
-        exprs = []
-        for q in good:
-            e = _expr(q, blobs)
-            if q[0] == "freq":  # a DOUBLE: the interval is checked by the self-test
-                e = e.replace("skim_frequency_bounds_probe", "skim_frequency")
-            exprs.append(e)
-        row = spark.sql("SELECT " + ", ".join(f"{e} AS c{i}" for i, e in enumerate(exprs))).collect()[0]
-        for i, q in enumerate(good):
-            got, want = row[i], q[5].split(" ")
-            if q[0] == "info":
-                assert [got.kind, str(got.width), str(got.depth), str(got.seed)] == want[:4], q[:5]
-                assert _close(float(want[4]), got.total_weight) and _close(float(want[5]), got.null_weight)
-                assert got.nbytes == int(want[6]), q[:5]
-            elif q[0] == "freq":
-                assert _close(float(want[0]), got), (q[:5], want, got)
-            else:
-                vals = [got.value, got.low, got.high, got.confidence]
-                assert all(_close(float(w), g) for w, g in zip(want[:4], vals)), (q[:5], want, vals)
-                assert got.method == want[4]
-        for q in (q for q in queries if q[5].startswith("!")):
-            name, msg = q[5][1:].split(" ", 1)
-            e = _expr(q, blobs, runtime=True).replace("skim_frequency_bounds_probe", "skim_frequency")
-            with pytest.raises(Exception) as err:  # in a task (not folded on the driver): the class is named
-                spark.sql(f"SELECT {e} FROM range(1)").collect()
-            assert f"io.skimsketch.spark.{name}: {msg}" in str(err.value), (q[:5], str(err.value)[:2000])
-    finally:
-        import spark_udaf
-
-        spark_udaf.register(spark)  # back to the default registration (Python estimates)
+    good = [q for q in queries if not q[5].startswith("!")]
+    exprs = [_expr(q, blobs) for q in good]
+    row = spark.sql("SELECT " + ", ".join(f"{e} AS c{i}" for i, e in enumerate(exprs))).collect()[0]
+    for i, q in enumerate(good):
+        got, want = row[i], q[5].split(" ")
+        if q[0] == "info":
+            assert [got.kind, str(got.width), str(got.depth), str(got.seed)] == want[:4], q[:5]
+            assert _close(float(want[4]), got.total_weight) and _close(float(want[5]), got.null_weight)
+            assert got.nbytes == int(want[6]), q[:5]
+        elif q[0] == "freq":
+            assert _close(float(want[0]), got), (q[:5], want, got)
+        else:
+            vals = [got.value, got.low, got.high, got.confidence]
+            assert all(_close(float(w), g) for w, g in zip(want[:4], vals)), (q[:5], want, vals)
+            assert got.method == want[4]
+    for q in (q for q in queries if q[5].startswith("!")):
+        name, msg = q[5][1:].split(" ", 1)
+        e = _expr(q, blobs, runtime=True)
+        with pytest.raises(Exception) as err:  # in a task (not folded on the driver): the class is named
+            spark.sql(f"SELECT {e} FROM range(1)").collect()
+        assert f"io.skimsketch.spark.{name}: {msg}" in str(err.value), (q[:5], str(err.value)[:2000])
 
 
 def test_vector_numbers_round_trip():
