@@ -65,7 +65,7 @@ from ._common import load_sketch, merge_blobs, worker_python
 from .partials import PartialAccumulator
 from .schemas import ESTIMATE, INFO, arrow_type, ddl, estimate_row, sketch_row
 
-__all__ = ["register", "FUNCTIONS", "ALIASES", "ESTIMATES", "MIN_NBYTES", "MIN_WIDTH", "skim_merge_udf",
+__all__ = ["register", "python_functions", "FUNCTIONS", "ALIASES", "ESTIMATES", "MIN_NBYTES", "MIN_WIDTH", "skim_merge_udf",
            "MERGE_SUBPLANS_RULE"]
 
 #: The smallest byte budget and width the SQL builders accept (the native ones' too: SkimFunctions.java).
@@ -429,6 +429,16 @@ def _exclude_rule(spark, rule: str) -> None:
         spark.conf.set(key, ",".join(rules + [rule]))
 
 
+def python_functions(confidence: float = 0.95) -> dict:
+    """{name: the Python implementation} of :data:`FUNCTIONS` and the aliases (not the table function),
+    as :func:`register` registers them where the JVM has no jar."""
+    fns = dict(_builders())
+    fns["skim_merge"] = skim_merge_udf()
+    fns["skim_union_agg"] = skim_merge_udf()
+    fns.update(_scalars(confidence))
+    return fns
+
+
 def register(spark, confidence: float = 0.95, exclude_merge_subplans: bool = True,
              estimates: str = "python") -> tuple:
     """Register the ``skim_*`` SQL functions in ``spark`` (see the module doc) -> their names.
@@ -453,14 +463,11 @@ def register(spark, confidence: float = 0.95, exclude_merge_subplans: bool = Tru
     if exclude_merge_subplans:
         _exclude_rule(spark, MERGE_SUBPLANS_RULE)
     native_names = native.register(spark)
-    fns = dict(_builders())
-    fns["skim_merge"] = skim_merge_udf()
-    fns["skim_union_agg"] = skim_merge_udf()
-    fns.update(_scalars(confidence))
+    fns = python_functions(confidence)
     keep = set(native_names) & (set(_NATIVE_BUILDS) | (set(_ESTIMATE_NAMES) if estimates == "native" else set()))
     if estimates == "native" and not native_names:
         raise ValueError("estimates='native' needs the native jar in the session's JVM (spark_udaf.configure)")
-    python_names = [name for name in fns if name not in keep]
+    python_names = [name for name in fns if name not in keep]  # fns: python_functions(confidence)
     native.drop_injected(spark, [n for n in python_names if n in native_names])
     for name in python_names:
         spark.udf.register(name, fns[name])

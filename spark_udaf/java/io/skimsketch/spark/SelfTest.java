@@ -67,27 +67,10 @@ public final class SelfTest {
         Spec exact = Spec.forBytesRange("self-test", 16384, 0, false);
         check(exact.width == 814 && exact.depth == 5 && exact.range && exact.exact && exact.capacity() == 1016,
                 "shape of SkimmedSketch.for_bytes(16384)");
-        long[] rkeys = {1, 2, 3, -5, 1L << 40, 7};
-        String[] pins = {"64f33cafc8c28e1ff6465b1776217327f067e24d6698534555e7cf1b16a9fe0b",
-            "f4235ceac437d7eb993510f6361af72b6949b742eaa91167d3d4262354e01527"};
-        for (int mode = 0; mode < 2; mode++) {
-            SketchState rs = new SketchState(mode == 0 ? exact : new Spec(exact.kind, exact.width, exact.depth,
-                    exact.seed, 0, 1.0, 0, 0, false, true, false));
-            for (int i = 0; i < rkeys.length; i++) {
-                rs.add(rkeys[i], SketchState.KEY_INT, i < 5 ? 1L : 0L);
-            }
-            String what = "SkimmedSketch.for_bytes(16384" + (mode == 0 ? "" : ", exact=False")
-                    + ").update([1, 2, 3, -5, 2**40, 7], weights=[1]*5 + [0])";
-            check(sha256(rs.toBytes()).equals(pins[mode]), "bytes of " + what);
-            check(java.util.Arrays.equals(SketchState.fromBytes(rs.toBytes()).toBytes(), rs.toBytes()),
-                    "bytes -> state -> bytes of " + what);
-        }
-        SketchState conv = new SketchState(Spec.forBytesRange("self-test", 1024, 0, false));
-        for (long k = 0; k < 100; k++) {
-            conv.add(k, SketchState.KEY_INT, 1L);
-        }
-        check(sha256(conv.toBytes()).equals("bb534bea485f5e6a07783f72a95959e34cc5b8144b69a928566d4496b4d3c681"),
-                "bytes of SkimmedSketch.for_bytes(1024).update(range(100)) (exact mode converted to counters)");
+        bothModes(exact, "64f33cafc8c28e1ff6465b1776217327f067e24d6698534555e7cf1b16a9fe0b",
+                "f4235ceac437d7eb993510f6361af72b6949b742eaa91167d3d4262354e01527", "search='range'");
+        range100(Spec.forBytesRange("self-test", 1024, 0, false),
+                "bb534bea485f5e6a07783f72a95959e34cc5b8144b69a928566d4496b4d3c681", "search='range'");
         Spec dflt = Spec.forBytesPrefix("self-test", 16384, 0, false);
         check(dflt.width == 508 && dflt.depth == 5 && dflt.hierLg == 6 && dflt.hierDepth == 4,
                 "shape of SkimmedSketch.for_bytes(16384, search='prefix', exact=False)");
@@ -97,42 +80,55 @@ public final class SelfTest {
         }
         check(sha256(sk.toBytes()).equals("4519087ffdd7b34628a58a561e3f49d434e3d6941d05a81c35e44ed16e712474"),
                 "bytes of SkimmedSketch.for_bytes(16384, search='prefix', exact=False).update([1, 2, 3, -5, 2**40])");
-        SketchState fs = new SketchState(Spec.forBytesPrefix("self-test", 16384, 3, true));
-        fs.add(Hashing.fingerprint64("a"), SketchState.KEY_BYTES, 0.5);
-        fs.add(Hashing.fingerprint64("b"), SketchState.KEY_BYTES, 2.0);
-        fs.add(Hashing.fingerprint64("a"), SketchState.KEY_BYTES, -1.25);
-        check(sha256(fs.toBytes()).equals("dd71216f6f5bcc0907ec4051cfcc35c332ce493ac2b7ba2ad5a36b299fd80ac8"),
-                "bytes of SkimmedSketch.for_bytes(16384, seed=3, dtype='float64', search='prefix', exact=False)");
+        floatStrings(Spec.forBytesPrefix("self-test", 16384, 3, true),
+                "dd71216f6f5bcc0907ec4051cfcc35c332ce493ac2b7ba2ad5a36b299fd80ac8", "search='prefix'");
         Spec virt = Spec.forBytes("self-test", 16384, 0, false);
         check(virt.width == 815 && virt.depth == 5 && virt.virtualLg == 20 && virt.exact && virt.capacity() == 1018,
                 "shape of SkimmedSketch.for_bytes(16384) (the virtual layout)");
-        String[] vpins = {"bd59db73d96b1ef263c91be2dafb9daa3b19851d33d005afdfb27041c9516850",
-            "13044dd2e0f9ba0545df879149916a3238733b00d15a5e60dc2ab99b0646b1ed"};
-        for (int mode = 0; mode < 2; mode++) {
-            SketchState vs = new SketchState(mode == 0 ? virt : virt.withExact(false));
-            for (int i = 0; i < rkeys.length; i++) {
-                vs.add(rkeys[i], SketchState.KEY_INT, i < 5 ? 1L : 0L);
-            }
-            String what = "SkimmedSketch.for_bytes(16384" + (mode == 0 ? "" : ", exact=False")
-                    + ").update([1, 2, 3, -5, 2**40, 7], weights=[1]*5 + [0])";
-            check(sha256(vs.toBytes()).equals(vpins[mode]), "bytes of " + what);
-            check(java.util.Arrays.equals(SketchState.fromBytes(vs.toBytes()).toBytes(), vs.toBytes()),
-                    "bytes -> state -> bytes of " + what);
-        }
-        SketchState vconv = new SketchState(Spec.forBytes("self-test", 1024, 0, false));
-        for (long k = 0; k < 100; k++) {
-            vconv.add(k, SketchState.KEY_INT, 1L);
-        }
-        check(sha256(vconv.toBytes()).equals("d24e06f166a9ead7dfff399db3343066f0b625f55aa88cbfdf44985080414f6a"),
-                "bytes of SkimmedSketch.for_bytes(1024).update(range(100)) (virtual, converted to counters)");
-        SketchState vf = new SketchState(Spec.forBytes("self-test", 16384, 3, true).withExact(false));
-        vf.add(Hashing.fingerprint64("a"), SketchState.KEY_BYTES, 0.5);
-        vf.add(Hashing.fingerprint64("b"), SketchState.KEY_BYTES, 2.0);
-        vf.add(Hashing.fingerprint64("a"), SketchState.KEY_BYTES, -1.25);
-        check(sha256(vf.toBytes()).equals("432a0523b63201be4fa9c9357647387ece17259ef565eabf29bc01ce4c7b86e0"),
-                "bytes of SkimmedSketch.for_bytes(16384, seed=3, dtype='float64', exact=False) of strings");
+        bothModes(virt, "bd59db73d96b1ef263c91be2dafb9daa3b19851d33d005afdfb27041c9516850",
+                "13044dd2e0f9ba0545df879149916a3238733b00d15a5e60dc2ab99b0646b1ed", "the virtual layout");
+        range100(Spec.forBytes("self-test", 1024, 0, false),
+                "d24e06f166a9ead7dfff399db3343066f0b625f55aa88cbfdf44985080414f6a", "the virtual layout");
+        floatStrings(Spec.forBytes("self-test", 16384, 3, true).withExact(false),
+                "432a0523b63201be4fa9c9357647387ece17259ef565eabf29bc01ce4c7b86e0", "the virtual layout");
         int vectors = golden();
         System.out.println("ok " + checks + " (" + vectors + " golden estimate vectors)");
+    }
+
+    /** The pinned bytes of range(100) into an exact-mode sketch too small to hold it (converted to counters). */
+    private static void range100(Spec spec, String pin, String layout) throws Exception {
+        SketchState st = new SketchState(spec);
+        for (long k = 0; k < 100; k++) {
+            st.add(k, SketchState.KEY_INT, 1L);
+        }
+        check(sha256(st.toBytes()).equals(pin), "bytes of SkimmedSketch.for_bytes(1024).update(range(100)) in "
+                + layout + " (exact mode converted to counters)");
+    }
+
+    /** The pinned bytes of ['a', 'b', 'a'] with weights [0.5, 2.0, -1.25] (float counters, seed 3). */
+    private static void floatStrings(Spec spec, String pin, String layout) throws Exception {
+        SketchState st = new SketchState(spec);
+        st.add(Hashing.fingerprint64("a"), SketchState.KEY_BYTES, 0.5);
+        st.add(Hashing.fingerprint64("b"), SketchState.KEY_BYTES, 2.0);
+        st.add(Hashing.fingerprint64("a"), SketchState.KEY_BYTES, -1.25);
+        check(sha256(st.toBytes()).equals(pin), "bytes of SkimmedSketch.for_bytes(16384, seed=3, dtype='float64', "
+                + "exact=False) in " + layout + " of strings");
+    }
+
+    /** The pinned bytes of spec (exact mode) and of its counter-mode twin after the same six updates. */
+    private static void bothModes(Spec spec, String exactPin, String counterPin, String layout) throws Exception {
+        long[] keys = {1, 2, 3, -5, 1L << 40, 7};
+        for (int mode = 0; mode < 2; mode++) {
+            SketchState st = new SketchState(spec.withExact(mode == 0));
+            for (int i = 0; i < keys.length; i++) {
+                st.add(keys[i], SketchState.KEY_INT, i < 5 ? 1L : 0L);
+            }
+            String what = "SkimmedSketch.for_bytes(16384" + (mode == 0 ? "" : ", exact=False") + ") in " + layout
+                    + " .update([1, 2, 3, -5, 2**40, 7], weights=[1]*5 + [0])";
+            check(sha256(st.toBytes()).equals(mode == 0 ? exactPin : counterPin), "bytes of " + what);
+            check(java.util.Arrays.equals(SketchState.fromBytes(st.toBytes()).toBytes(), st.toBytes()),
+                    "bytes -> state -> bytes of " + what);
+        }
     }
 
     private static byte[] hex(String h) {
