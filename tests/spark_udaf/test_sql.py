@@ -258,13 +258,12 @@ def test_sql_builders_take_double_keys_by_the_core_rule():
         build_from_batches("skim_sketch", "hash", iter([(pa.array([True, False]), *params)]), False, 3)
 
 
-def test_python_implementations_of_the_new_names_answer_as_the_jar(sql):
+def test_python_implementations_of_the_new_names_answer_as_the_jar(spark):
     """What a session without the jar registers under the one family of names: the same bytes and numbers."""
     from pyspark.sql import functions as F
 
     from spark_udaf.sql import python_functions
 
-    spark = sql
     py = python_functions(0.95)
     df = spark.range(0, 2000, 1, 3).select((F.col("id") * 7 % 301).alias("k"), (F.col("id") % 2).alias("g"))
     keys = [i * 7 % 301 for i in range(2000)]
