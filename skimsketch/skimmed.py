@@ -669,6 +669,17 @@ class SkimmedSketch(HashSketch):
         keep = hit & (np.abs(est) >= t)
         return dict(zip(keys[keep].tolist(), est[keep].tolist()))
 
+    def _virtual_sd(self, other, value: float, dense_dense: float, f2_dense_a: float, f2_dense_b: float) -> float:
+        """Deviation of the virtual ids' collision terms ``F.G - f.g`` (:mod:`skimsketch.virtual`):
+        at most ``(F2(f) F2(g) + (f.g)^2) / 2**lg`` in variance. Pairs of two dense keys are left
+        out: two given dense keys share an id with probability ``2**-lg`` (a rare event, not a
+        spread); every pair with a residual key is in. 0 outside the virtual layout."""
+        if self._search != "virtual":
+            return 0.0
+        f2f, f2g = f2_bound(self.self_join_tables()), f2_bound(other.self_join_tables())
+        var = max(f2f * f2g - f2_dense_a * f2_dense_b, 0.0) + max(value * value - dense_dense * dense_dense, 0.0)
+        return math.sqrt(var / (1 << self._virtual_lg))
+
     def _doubtful(self, res: SkimResult):
         """(mask of the dense keys a report would not name, (depth, width) sketch of those keys)."""
         if self._exact is not None:  # exact mode: every key is known, none is in doubt
@@ -741,7 +752,11 @@ class SkimmedSketch(HashSketch):
         k = normal_median_k(self._depth, conf) if bound == "normal" else chebyshev_k(self._depth, conf)
         # floating-point floor: a skim that explains every counter leaves sd ~ 0, and the value
         # still carries the rounding of sums over thousands of dense keys
-        half = k * sd + ROUNDING * (abs(dense_dense) + float(np.abs(terms).sum(axis=0).max()))
+        # the virtual layout's id collisions: one draw shared by every table (the median does not
+        # shrink it), added in quadrature with the normal (or Chebyshev) factor of a single table
+        k1 = normal_median_k(1, conf) if bound == "normal" else chebyshev_k(1, conf)
+        virt = self._virtual_sd(other, value, dense_dense, f2_dense_a, f2_dense_b)
+        half = math.hypot(k * sd, k1 * virt) + ROUNDING * (abs(dense_dense) + float(np.abs(terms).sum(axis=0).max()))
         half += self._doubt(a, other, b, ia, ib)
         return Estimate(
             value, value - half, value + half, conf, self.METHOD,
