@@ -72,8 +72,8 @@ def test_resolve_column_as_spark_does(spark, events):
     assert same is df and name == "k"
     nested = df.select(F.struct("k", "w").alias("s"), "day")
     out, name = resolve_column(nested, "s.k")
-    assert name.startswith("__skim_") and [r[name] for r in out.orderBy("day").limit(3).collect()] == \
-        [r.s.k for r in nested.orderBy("day").limit(3).collect()]
+    rows = out.collect()
+    assert name.startswith("__skim_") and len(rows) == 2000 and all(r[name] == r.s.k for r in rows)
     out, name = resolve_column(df, F.col("k") % 10)
     assert {r[name] for r in out.collect()} == set(range(10))
     with pytest.raises(AnalysisException):
