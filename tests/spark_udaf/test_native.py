@@ -167,6 +167,11 @@ def test_the_core_s_inputs_double_keys_and_decimal_weights(nspark):
     got = ss.from_bytes(bytes(df.selectExpr("skim_hash_sketch_agg(d, f, 64, 3, 1) AS s").collect()[0].s))
     want = ss.HashSketch(64, 3, 1, dtype="float64").update(keys, weights=[float(r[2]) for r in rows])
     assert got.float_counters and np.allclose(got.counters, want.counters)
+    sk = spark_udaf.sketch_column(df, "d", ss.HashSketch(64, 3, 1), weight="w", path="native")  # builders too
+    assert sk.to_bytes() == ss.HashSketch(64, 3, 1).update(keys, weights=[r[1] for r in rows]).to_bytes()
+    with pytest.raises(ss.KeyTypeError, match=r"float key 0\.5 is not integral"):  # the core's error, re-raised
+        spark_udaf.sketch_column(nspark.range(3).selectExpr("id + 0.5D AS d"), "d", ss.HashSketch(64, 3, 1),
+                                 path="native")
     with pytest.raises(Exception, match=r"io\.skimsketch\.spark\.KeyTypeError: float key [0-9]\.5 is not integral"):
         nspark.sql("SELECT skim_sketch_agg(CAST(id AS DOUBLE) + 0.5) FROM range(3)").collect()
     with pytest.raises(Exception, match=r"KeyTypeError: weights value 99999999999999999[0-9]{3} does not fit in int64"):
@@ -287,3 +292,13 @@ def test_long_partitions_through_the_key_cache_give_the_core_bytes(nspark):
         assert bytes(got.h) == ss.HashSketch(256, 5, 1).update(keys).to_bytes(), name
         assert bytes(got.hw) == ss.HashSketch(256, 5, 1).update(keys, weights=w).to_bytes(), name
         assert bytes(got.d) == ss.SkimmedSketch.for_bytes(4096, seed=2).update(keys).to_bytes(), name
+
+
+def test_describe_function_shows_usage_and_examples(nspark):
+    for name in native.FUNCTIONS:
+        text = "\n".join(r[0] for r in nspark.sql(f"DESCRIBE FUNCTION EXTENDED {name}").collect())
+        if "Class: io.skimsketch.spark.SkimFunctions" not in text:
+            continue  # a Python registration holds the name in this session (spark_udaf.register)
+        assert f"Usage: {name}(" in text and "Example: SELECT" in text and "Examples:" in text, text
+    text = "\n".join(r[0] for r in nspark.sql("DESCRIBE FUNCTION skim_sketch_agg").collect())
+    assert "SkimmedSketch.for_bytes(nbytes, seed)" in text and "nbytes >= 1024" in text
