@@ -22,6 +22,7 @@ exact sketch read the counters it would convert to (:attr:`counters`).
 
 from __future__ import annotations
 
+import functools
 from typing import ClassVar
 
 import numpy as np
@@ -74,6 +75,8 @@ class Sketch(Serialisable):
         super().__init_subclass__(**kwargs)
         if "KIND" in cls.__dict__:  # a serialisable kind: from_bytes finds it by its KIND byte
             register_kind(cls)
+        if "join_size" in cls.__dict__:  # every kind's join estimate obeys the sign rule (see nonnegative)
+            cls.join_size = _signed_join(cls.__dict__["join_size"])
 
     def __init__(self, width: int, depth: int, seed: int = 0, dtype: str = "int64", exact: bool = False):
         self._width = check_int("width", width, 1, MAX_WIDTH)
@@ -89,6 +92,7 @@ class Sketch(Serialisable):
         self._exact = ExactStore(dtype == "float64") if exact else None
         self._state = LinearState({} if exact else {"counters": (self._depth, self._width)}, dtype)
         self._key_domain = None  # "int" / "str" once a non-null key is seen (see key_domain)
+        self._nonnegative = True  # every weight added so far was >= 0 (see nonnegative)
         self._version = 0  # bumped on every change; invalidates query caches
         self._cache: dict = {}
 
@@ -223,6 +227,32 @@ class Sketch(Serialisable):
         return self._key_domain
 
     @property
+    def nonnegative(self) -> bool:
+        """Whether the sketch *knows* every frequency it holds is >= 0 (a count, or a sum of
+        non-negative weights), so that every join size and frequency is >= 0.
+
+        The rule: a new sketch knows it; an ``update`` keeps it when none of its weights of
+        non-null keys is negative (no deletes); ``merge`` keeps it when both sketches know it;
+        ``subtract`` of a non-empty sketch loses it (a difference may be negative), as does any
+        negative weight, even one a later insert cancels. Read from bytes, an exact-mode sketch
+        knows it when all its entries are >= 0; a counter-mode sketch does not (the format does not
+        record it). When both sketches of a join know it, the join estimate's interval (and value)
+        are clipped at 0 (:meth:`skimsketch.estimate.Estimate.at_least`); a frequency likewise; a
+        self-join size (a sum of squares) is always clipped."""
+        return self._nonnegative
+
+    def note_nonnegative(self):
+        """Record that every frequency of this sketch is >= 0 (:attr:`nonnegative`); returns ``self``.
+
+        For a builder that knows what the bytes do not record: a sketch of row counts (no weight
+        column) or of weights it checked, merged from serialised partials. A wrong note makes
+        join intervals wrong; an exact-mode sketch holding a negative entry is refused."""
+        if self._exact is not None and any(w < 0 for w in self._exact.items().values()):
+            raise ValueError("this sketch holds a negative frequency: it cannot be noted non-negative")
+        self._nonnegative = True
+        return self
+
+    @property
     def counter_width(self) -> int:
         """Bytes per counter in memory: integer counters are 4 (int32) until a value needs
         more, then 8 (widened exactly to int64, reported here); float counters are 8. In exact
@@ -259,6 +289,7 @@ class Sketch(Serialisable):
         out._state = self._state.copy()
         out._exact = None if self._exact is None else self._exact.copy()
         out._key_domain = self._key_domain
+        out._nonnegative = self._nonnegative
         return out
 
     # -- updates ----------------------------------------------------------
@@ -313,6 +344,9 @@ class Sketch(Serialisable):
         except Exception:
             self._key_domain = before
             raise
+        if len(batch.keys) and ((scalar is not None and scalar < 0)
+                                or (batch.weights is not None and np.min(batch.weights) < 0)):
+            self._nonnegative = False  # a delete (or negative weight): frequencies may be negative
         self._observed(batch, scalar)
         return self
 
@@ -393,6 +427,7 @@ class Sketch(Serialisable):
                 self._leaving_exact(self._exact)
             self._state, self._exact = st, None
         self._key_domain = self._key_domain or other._key_domain
+        self._nonnegative = self._nonnegative and other._nonnegative and (sign > 0 or other.is_empty)
         self._changed()
 
     def __add__(self, other):
@@ -451,17 +486,31 @@ class Sketch(Serialisable):
         if self._exact is not None:
             return _exact_estimate(self._exact.dot(self._exact))
         rows = self.self_join_tables()
-        return median_estimate(rows, 2.0 * f2_bound(rows) ** 2 / self._width, conf, self.METHOD)
+        # a sum of squares is >= 0 whatever the signs of the frequencies
+        return median_estimate(rows, 2.0 * f2_bound(rows) ** 2 / self._width, conf, self.METHOD).at_least(0.0)
 
     def frequency(self, key, confidence: float = 0.95) -> Estimate:
-        """Estimated ``f(key)``; each table's variance is at most ``F2 / width``."""
+        """Estimated ``f(key)``; each table's variance is at most ``F2 / width``.
+
+        A key of the other key domain (a str/bytes key for a sketch of integer keys,
+        or the reverse) raises :class:`IncompatibleSketchError` on ``key_domain``, as a
+        join of such sketches does (such keys are never equal: 0 would look like an answer)."""
         conf = check_confidence(confidence)
         k = canonical_key(key)
         if k is None:
             raise ValueError("the frequency of a null key is not tracked: see null_weight")
+        domain = "str" if isinstance(key, (str, bytes, bytearray, memoryview)) else "int"
+        if self._key_domain not in (None, domain):  # a key of the other domain never equals a key here
+            kinds = {"int": "integer", "str": "string/bytes"}
+            err = IncompatibleSketchError("key_domain", self._key_domain, domain, "query")
+            err.args = (f"cannot query frequency({key!r}): key_domain differs ({self._key_domain!r} != {domain!r}); "
+                        f"this sketch holds {kinds[self._key_domain]} keys, which a {kinds[domain]} key never "
+                        f"equals: query with {'an' if self._key_domain == 'int' else 'a'} {kinds[self._key_domain]} key",)
+            raise err
         if self._exact is not None:
             return _exact_estimate(self._exact.weight_of(k))
-        return median_estimate(self._point_tables(k), f2_bound(self.self_join_tables()) / self._width, conf, self.METHOD)
+        est = median_estimate(self._point_tables(k), f2_bound(self.self_join_tables()) / self._width, conf, self.METHOD)
+        return est.at_least(0.0) if self._nonnegative else est
 
     def _check_join(self, other, confidence) -> float:
         self.check_compatible(other, "join", same_dtype=False)
@@ -532,6 +581,7 @@ class Sketch(Serialisable):
         arrays["counters"] = counters
         sk._state = LinearState.of(arrays, head.total_weight, head.null_weight, head.float_counters)
         sk._key_domain = head.key_domain
+        sk._nonnegative = head.empty  # counters do not tell the frequencies' signs (the format has no such flag)
         if head.version >= 2 and sk._state.narrowest_width() != head.counter_width:
             raise CorruptSketchError(
                 f"non-canonical counter width: {head.counter_width}-byte counters whose values need "
@@ -548,6 +598,7 @@ class Sketch(Serialisable):
         self._exact = ExactStore(head.float_counters, keys, weights)
         self._state = LinearState.of({}, head.total_weight, head.null_weight, head.float_counters)
         self._key_domain = head.key_domain
+        self._nonnegative = all(w >= 0 for w in self._exact.items().values())  # the entries are the frequencies
         return self
 
     # -- sizing -----------------------------------------------------------
@@ -565,6 +616,23 @@ class Sketch(Serialisable):
         The only growth is the exact widening of counters past 32 bits (:attr:`counter_width`)."""
         width, d = shape_for_bytes(framed_budget(nbytes, fmt.FRAME_BYTES), depth, counter_bytes(params.get("dtype")))
         return cls(width, d, seed, **params)
+
+
+def _signed_join(join_size):
+    """``join_size`` whose estimate is clipped at 0 when both sketches know their frequencies are
+    non-negative (:attr:`Sketch.nonnegative`): the one place the rule is applied, for every kind."""
+
+    @functools.wraps(join_size)
+    def signed(self, other, *args, **kwargs):
+        est = join_size(self, other, *args, **kwargs)
+        if self.nonnegative and getattr(other, "nonnegative", False):
+            return est.at_least(0.0)
+        return est
+
+    return signed
+
+
+Sketch.join_size = _signed_join(Sketch.join_size)
 
 
 def _exact_estimate(value) -> Estimate:

@@ -52,6 +52,26 @@ class Estimate:
             return 0.0 if self.value == 0 else math.inf
         return abs(self.value - exact) / abs(exact)
 
+    def at_least(self, bound: float) -> "Estimate":
+        """This estimate given that the true value is known to be ``>= bound``.
+
+        The interval becomes its intersection with ``[bound, inf)`` and the value
+        its projection onto it (never further from the truth); ``high`` is raised
+        to ``bound`` if it was below (then the interval had missed and
+        ``[bound, bound]`` is all that is left). The confidence stays: the truth
+        lies in the new interval whenever it lay in the old one.
+        ``detail["unclipped"]`` keeps ``(value, low, high)`` when anything changed.
+        Used for the sign rule of :attr:`skimsketch.Sketch.nonnegative`.
+
+        >>> Estimate(-3.0, -10.0, 4.0, 0.95, "hash").at_least(0)
+        Estimate(value=0.0, low=0.0, high=4.0, confidence=0.95, method='hash')
+        """
+        b = float(bound)
+        if not self.low < b:  # already inside (NaN bounds stay as they are)
+            return self
+        detail = dict(self.detail, unclipped=(self.value, self.low, self.high))
+        return Estimate(max(self.value, b), b, max(self.high, b), self.confidence, self.method, detail)
+
     @classmethod
     def exact(cls, value: float, method: str = "exact") -> "Estimate":
         v = float(value)

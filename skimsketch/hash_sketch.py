@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Sketch
-from .kernels import accumulate_cells, as_counter_delta, key_counts
+from .kernels import hash_delta, key_counts
 
 __all__ = ["HashSketch"]
 
@@ -44,9 +44,7 @@ class HashSketch(Sketch):
         d, w = self._depth, self._width
         fam = self.family
         keys, weights = key_counts(keys, weights)
-        acc = accumulate_cells(len(keys), lambda a, b: fam.signed_cells(keys[a:b], w, d), weights,
-                               2 * d * w, d, True, self.float_counters)
-        return {"counters": as_counter_delta((acc[0::2] - acc[1::2]).reshape(d, w), self.float_counters)}
+        return {"counters": hash_delta(fam, keys, weights, w, d, self.float_counters)}
 
     # -- per-table estimates (queries live in Sketch) ----------------------
     def _join_tables(self, other) -> np.ndarray:

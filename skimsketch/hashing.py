@@ -135,6 +135,16 @@ class HashFamily:
             self._tables[n_words] = t
         return t
 
+    def tables(self, n_words: int):
+        """``(T_0, T_1, T_2)``, each C-contiguous uint64 of shape (characters, ``n_words``): the
+        tables of ``word_0 .. word_{n_words-1}`` (cached; read-only use, for the compiled kernels)."""
+        return self._hash_tables(n_words)
+
+    @property
+    def fold_constants(self) -> tuple[int, int]:
+        """``(a, b)`` of ``fold`` as Python ints."""
+        return int(self._a), int(self._b)
+
     def words(self, keys: np.ndarray, n_words: int) -> np.ndarray:
         """``word_0 .. word_{n_words-1}`` of every key -> (n, n_words) uint64."""
         # gathers of 4-word rows are much faster than of 3-word rows: fetch the extra word

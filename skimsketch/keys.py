@@ -1,18 +1,20 @@
-"""Key and weight canonicalisation (docs/inputs.md).
-
-Every key becomes one signed 64-bit integer before hashing:
+"""Key canonicalisation (docs/inputs.md): every key of any container as one signed 64-bit integer.
 
 * integers of any width (Python, numpy, pandas nullable, pyarrow) -> int64;
   values outside [-2**63, 2**63) are rejected;
 * ``str`` -> its UTF-8 bytes, then as ``bytes``;
-* ``bytes`` -> ``fingerprint64(b)``: MurmurHash3 x64-128 (seed 0) of the bytes,
-  first 64 bits, signed. Equal strings give equal keys whatever container
-  (list, numpy, pandas, pyarrow) carried them;
+* ``bytes`` -> ``fingerprint64(b)`` (:mod:`skimsketch.fingerprints`): MurmurHash3 x64-128
+  (seed 0) of the bytes, first 64 bits, signed. Equal strings give equal keys whatever
+  container (list, numpy, pandas, pyarrow) carried them;
 * floats are accepted only when integral (an integer column that picked up NaN
   nulls in pandas); ``1.5`` is an error;
 * ``None``, NaN, ``pandas.NA``/``NaT`` and Arrow nulls are *null*: skipped, and
   their weight is added to the sketch's ``null_weight`` (nulls never join);
 * ``bool``, datetimes and anything else raise :class:`KeyTypeError`.
+
+Weights follow :mod:`skimsketch.weights` (re-exported here for the modules that take keys
+and weights together); string columns are fingerprinted by the active kernels
+(:mod:`skimsketch.kernels`).
 """
 
 from __future__ import annotations
@@ -20,20 +22,29 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
-from decimal import Decimal
 
-import mmh3
 import numpy as np
 
-from .errors import CounterOverflowError, KeyTypeError
+from .errors import KeyTypeError
+from .fingerprints import fingerprint64
+from .kernels import exact_int_sum, fingerprints, object_fingerprints
+from .weights import (
+    batch_scalar_weight,
+    drop_null_weights,
+    drop_rows,
+    is_null,
+    numeric_vector,
+    scalar_weight,
+    select_rows,
+    weight_nulls,
+    weights_array,
+)
 
 __all__ = ["CanonicalBatch", "batch_scalar_weight", "canonical_key", "canonical_rows", "canonicalize",
-           "drop_null_weights", "fingerprint64", "fingerprint64_many", "keys_array", "scalar_weight", "select_rows",
-           "weights_array"]
+           "drop_null_weights", "fingerprint64", "fingerprint64_many", "keys_array", "numeric_vector",
+           "scalar_weight", "select_rows", "weights_array"]
 
 _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
-# Largest float magnitude that converts to int64 exactly and safely.
-_F64_SAFE = 2.0**63
 # Float keys must stay below 2**53 in magnitude: beyond it a float cannot tell
 # neighbouring integers apart (an int64 column that went through float64 has
 # already lost its low bits), so such a key could silently be another key.
@@ -41,118 +52,16 @@ _F64_EXACT_KEY = 2.0**53
 _FLOAT_KEY_REMEDY = "pass integer keys (e.g. the pandas 'Int64' dtype instead of float64 with NaN)"
 
 
-def fingerprint64(data: bytes) -> int:
-    """Signed 64-bit fingerprint of canonical key bytes (MurmurHash3 x64-128, seed 0).
-
-    >>> fingerprint64(b"skim") == fingerprint64("skim".encode("utf-8"))
-    True
-    """
-    return mmh3.hash64(data, 0, True, True)[0]
-
-
-# -- vectorised fingerprints (same values as fingerprint64, pinned in tests) -------
-_C1 = np.uint64(0x87C37B91114253D5)
-_C2 = np.uint64(0x4CF5AD432745937F)
-_FM1 = np.uint64(0xFF51AFD7ED558CCD)
-_FM2 = np.uint64(0xC4CEB9FE1A85EC53)
-_N1 = np.uint64(0x52DCE729)
-_N2 = np.uint64(0x38495AB5)
-_U5 = np.uint64(5)
-
-
-def _rotl(x: np.ndarray, r: int) -> np.ndarray:
-    return (x << np.uint64(r)) | (x >> np.uint64(64 - r))
-
-
-def _fmix(k: np.ndarray) -> np.ndarray:
-    k ^= k >> np.uint64(33)
-    k *= _FM1
-    k ^= k >> np.uint64(33)
-    k *= _FM2
-    k ^= k >> np.uint64(33)
-    return k
-
-
-_GATHER_BYTES = 1 << 21  # bytes gathered per step (bounds the index temporaries)
-_MASKS = np.array([(1 << (8 * r)) - 1 for r in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
-
-
-def _murmur_rows(word, nblocks: int, lens: np.ndarray) -> np.ndarray:
-    """h1 of MurmurHash3_x64_128 (seed 0) for strings of ``nblocks`` full 16-byte blocks plus a tail.
-
-    ``word(k)`` returns the k-th little-endian 8-byte word of every string,
-    zero beyond its end. A zero tail word contributes nothing (0 * c = 0), so
-    the tail is mixed unconditionally."""
-    h1 = np.zeros(len(lens), dtype=np.uint64)
-    h2 = np.zeros(len(lens), dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for j in range(nblocks + 1):
-            k1 = word(2 * j) * _C1
-            k1 = _rotl(k1, 31)
-            k1 *= _C2
-            h1 ^= k1
-            k2 = word(2 * j + 1) * _C2
-            k2 = _rotl(k2, 33)
-            k2 *= _C1
-            if j == nblocks:  # tail: no rounds after the xor
-                h2 ^= k2
-                break
-            h1 = _rotl(h1, 27)
-            h1 += h2
-            h1 = h1 * _U5 + _N1
-            h2 ^= k2
-            h2 = _rotl(h2, 31)
-            h2 += h1
-            h2 = h2 * _U5 + _N2
-        ln = lens.astype(np.uint64)
-        h1 ^= ln
-        h2 ^= ln
-        h1 += h2
-        h2 += h1
-        h1 = _fmix(h1)
-        h2 = _fmix(h2)
-        h1 += h2
-    return h1.view(np.int64)
-
-
 def fingerprint64_many(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
-    """``fingerprint64`` of every byte string ``data[offsets[i]:offsets[i+1]]`` -> int64 array.
-
-    Vectorised MurmurHash3 x64-128 over Arrow-style (offsets, data) buffers:
-    strings are grouped by their number of 16-byte blocks, gathered into a
-    zero-padded byte matrix viewed as little-endian words (masked past each
-    string's end) and hashed column by column.
+    """``fingerprint64`` of every byte string ``data[offsets[i]:offsets[i+1]]`` -> int64 array
+    (Arrow-style buffers; the active kernels, :func:`skimsketch.kernels.fingerprints`).
 
     >>> b = [b"skim", b"", "héllo".encode(), b"x" * 40]
     >>> offs = np.cumsum([0] + [len(x) for x in b])
     >>> fingerprint64_many(offs, np.frombuffer(b"".join(b), np.uint8)).tolist() == [fingerprint64(x) for x in b]
     True
     """
-    offsets = np.asarray(offsets, dtype=np.int64)
-    n = len(offsets) - 1
-    out = np.empty(n, dtype=np.int64)
-    if n <= 0:
-        return out
-    buf = np.concatenate([np.asarray(data, dtype=np.uint8)[: int(offsets[-1])], np.zeros(16, dtype=np.uint8)])
-    lens = np.diff(offsets)
-    nblocks = lens // 16
-    uniq = np.unique(nblocks)
-    for nb in uniq.tolist():
-        rows = np.arange(n) if len(uniq) == 1 else np.flatnonzero(nblocks == nb)
-        width = 16 * (nb + 1)
-        step = max(1, _GATHER_BYTES // width)
-        cols = np.arange(width)
-        for s in range(0, len(rows), step):
-            r = rows[s : s + step]
-            ln = lens[r]
-            # every string's bytes, zero-padded on the right: one byte gather, viewed as words
-            words = buf[offsets[r][:, None] + cols[None, :]].view("<u8")
-
-            def word(k, words=words, ln=ln):
-                return words[:, k].astype(np.uint64) & _MASKS[np.clip(ln - 8 * k, 0, 8)]
-
-            out[r] = _murmur_rows(word, nb, ln)
-    return out
+    return fingerprints(np.asarray(offsets, dtype=np.int64), np.asarray(data, dtype=np.uint8))
 
 
 def _arrow_string_fingerprints(arr) -> np.ndarray:
@@ -170,20 +79,6 @@ def _arrow_string_fingerprints(arr) -> np.ndarray:
     return out
 
 
-def _strings_via_arrow(values, from_pandas: bool = False):
-    """(fingerprints, null mask or None) of a sequence that is all str (or nulls), else ``None``."""
-    try:
-        import pyarrow as pa
-    except ImportError:  # pragma: no cover - pyarrow is a dependency, this is a fallback
-        return None
-    try:
-        arr = pa.array(values, type=pa.string(), from_pandas=from_pandas)
-    except (pa.ArrowException, TypeError, ValueError, UnicodeError):
-        return None
-    null = arr.is_null().to_numpy(zero_copy_only=False) if arr.null_count else None
-    return _arrow_string_fingerprints(arr), null
-
-
 @dataclass
 class CanonicalBatch:
     """Non-null canonical keys, their weights (``None`` = all 1) and the nulls' weight."""
@@ -195,18 +90,9 @@ class CanonicalBatch:
     key_domain: str | None = None  # "int" (integer keys), "str" (str/bytes keys), None (no non-null key)
 
 
-def _is_null_scalar(x) -> bool:
-    if x is None:
-        return True
-    if isinstance(x, (float, np.floating)) and math.isnan(x):
-        return True
-    # pandas.NA / NaT without importing pandas
-    return type(x).__name__ in ("NAType", "NaTType")
-
-
 def canonical_key(x) -> int | None:
     """The int64 form of one key, or ``None`` for a null."""
-    if _is_null_scalar(x):
+    if is_null(x):
         return None
     if isinstance(x, (bool, np.bool_)):
         raise KeyTypeError("bool keys are not supported: cast them to int explicitly")
@@ -251,17 +137,13 @@ def _object_keys(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _string_keys(arr: np.ndarray) -> np.ndarray:
-    if arr.dtype.kind == "U":
-        fast = _strings_via_arrow(arr.tolist())
-        if fast is not None:
-            return fast[0]
+    """Fingerprints of a numpy ``U`` (str) or ``S`` (bytes) array."""
+    fast = object_fingerprints(arr.astype(object))
+    if fast is not None:
+        return fast[0]
+    if arr.dtype.kind == "U":  # a str without a UTF-8 form: encode() names it
         return np.fromiter((fingerprint64(s.encode("utf-8")) for s in arr), np.int64, len(arr))
     return np.fromiter((fingerprint64(bytes(s)) for s in arr), np.int64, len(arr))
-
-
-def _nulls_are_null_markers(arr: np.ndarray, null: np.ndarray) -> bool:
-    """Arrow's nulls must be exactly the elements :func:`canonical_key` treats as null."""
-    return all(_is_null_scalar(x) for x in arr[null])
 
 
 def _numpy_keys(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
@@ -288,9 +170,9 @@ def _numpy_keys(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     if kind in "US":
         return _string_keys(arr), None
     if kind == "O":
-        # all-str object arrays (pandas string columns) are hashed vectorised; others key by key
-        fast = _strings_via_arrow(arr, from_pandas=True) if len(arr) else None
-        if fast is not None and (fast[1] is None or _nulls_are_null_markers(arr, fast[1])):
+        # all-str/bytes object arrays (pandas string columns) are fingerprinted in one pass; others key by key
+        fast = object_fingerprints(arr)
+        if fast is not None:
             return fast
         keys, null = _object_keys(arr)
         return keys, (null if null.any() else None)
@@ -361,10 +243,10 @@ def keys_array(keys) -> tuple[np.ndarray, np.ndarray | None]:
         seq = list(keys) if not isinstance(keys, (list, tuple)) else keys
         if not seq:
             return np.empty(0, dtype=np.int64), None
-        if isinstance(seq[0], str):  # a list of strings: straight to Arrow (None -> null), else key by key
-            fast = _strings_via_arrow(seq)
-            if fast is not None:
-                return fast
+        if isinstance(seq[0], (str, bytes)):  # strings: fingerprinted in one pass (see _numpy_keys)
+            arr = np.empty(len(seq), dtype=object)
+            arr[:] = seq
+            return _numpy_keys(arr)
         try:
             arr = np.asarray(seq)
         except (ValueError, OverflowError):
@@ -374,212 +256,6 @@ def keys_array(keys) -> tuple[np.ndarray, np.ndarray | None]:
             arr[:] = seq
         return _numpy_keys(arr)
     raise KeyTypeError(f"unsupported key container {type(keys).__name__}")
-
-
-def numeric_vector(values, n: int, what: str) -> np.ndarray:
-    """``values`` — a scalar, or an aligned array (numpy, list, pandas, pyarrow) —
-    as a 1-D int64 or float64 array of length ``n``.
-
-    Rejects bools, nulls, NaN/infinity, non-numbers and unsigned values beyond
-    int64 with a :class:`KeyTypeError` naming ``what``.
-    """
-    if isinstance(values, (bool, np.bool_)):
-        raise KeyTypeError(f"{what} must be int or float, got bool")
-    mod = type(values).__module__ or ""
-    if mod.startswith("pyarrow"):
-        if values.null_count:
-            raise KeyTypeError(f"{what} contain nulls")
-        values = values.to_numpy(zero_copy_only=False)
-    elif mod.startswith("pandas"):
-        if values.isna().any():
-            raise KeyTypeError(f"{what} contain nulls")
-        values = values.to_numpy()
-    v = np.asarray(values)
-    if v.dtype.kind == "O":
-        v = _object_numbers(v, what)
-    if v.dtype.kind not in "iuf":
-        raise KeyTypeError(f"{what} must be int or float, got dtype {v.dtype}")
-    if v.ndim == 0:
-        v = np.full(n, v[()], dtype=v.dtype)
-    if v.ndim != 1 or len(v) != n:
-        raise KeyTypeError(f"{what} have shape {v.shape}, expected a scalar or ({n},)")
-    if v.dtype.kind == "f":
-        bad = ~np.isfinite(v)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise KeyTypeError(f"{what} contain NaN or infinity (position {i} is {v[i].item()!r})")
-        return v.astype(np.float64, copy=False)
-    if v.dtype.kind == "u" and v.size and v.max() > _I64_MAX:
-        raise KeyTypeError(f"{what} value {int(v.max())} does not fit in int64")
-    return v.astype(np.int64, copy=False)
-
-
-def _object_number(x, what: str):
-    """One weight from an object array: int exactly, float as is, other rationals
-    (``Decimal``, ``Fraction``) exactly when integral, else to the nearest float64."""
-    if isinstance(x, (bool, np.bool_)):
-        raise KeyTypeError(f"{what} must be numbers, got the bool {x!r}: cast it to int explicitly")
-    if isinstance(x, numbers.Integral):
-        return int(x)
-    if isinstance(x, (float, np.floating)):
-        return float(x)
-    if isinstance(x, (numbers.Rational, Decimal)):
-        try:
-            if x == int(x):  # integral Decimal/Fraction: exact
-                return int(x)
-            return float(x)  # correctly rounded to the nearest float64
-        except (ValueError, OverflowError):  # Decimal NaN / Infinity
-            raise KeyTypeError(f"{what} contain NaN or infinity ({x!r})") from None
-    raise KeyTypeError(f"{what} must be int or float (or Decimal, Fraction), got {x!r} ({type(x).__name__})")
-
-
-def _object_numbers(v: np.ndarray, what: str) -> np.ndarray:
-    """Object array of numbers -> int64 (all integral) or float64, see :func:`_object_number`."""
-    vals = [_object_number(x, what) for x in v.ravel()]
-    if any(isinstance(x, float) for x in vals):
-        return np.array(vals, dtype=np.float64).reshape(v.shape)
-    try:
-        return np.array(vals, dtype=np.int64).reshape(v.shape)
-    except OverflowError:
-        big = next(x for x in vals if not _I64_MIN <= x <= _I64_MAX)
-        raise KeyTypeError(f"{what} value {big} does not fit in int64") from None
-
-
-def _fractional_decimal(weights) -> bool:
-    """Whether ``weights`` is a typed (Arrow) DECIMAL with a fractional scale: float weights by type."""
-    t = getattr(weights, "type", None)
-    if t is None or not (type(weights).__module__ or "").startswith("pyarrow"):
-        return False
-    import pyarrow as pa
-
-    return pa.types.is_decimal(t) and t.scale > 0
-
-
-def weights_array(weights, n: int, allow_float: bool):
-    """``(weights, is_float)``: ``n`` aligned weights (a scalar is repeated; None stays None) as
-    int64, or float64 when ``allow_float`` and one is fractional; integral floats become int64."""
-    if weights is None:
-        return None, False
-    fractional = _fractional_decimal(weights)
-    if fractional and not allow_float:
-        raise KeyTypeError(
-            f"weights have type {weights.type} (a fractional DECIMAL) but the sketch has integer counters: "
-            "create it with dtype='float64', or cast the weights to an integer type"
-        )
-    w = numeric_vector(weights, n, "weights")
-    if fractional:  # float weights by type, whatever the values in this batch
-        return w.astype(np.float64), True
-    if w.dtype.kind == "f":
-        if not allow_float:
-            integral = (w == np.floor(w)) & (np.abs(w) < _F64_SAFE)
-            if not integral.all():
-                raise KeyTypeError(
-                    f"non-integral weight {w[~integral][0]!r} on an integer-counter sketch: "
-                    "create the sketch with dtype='float64' for SUM aggregates"
-                )
-            return w.astype(np.int64), False
-        return w, True
-    return w, False
-
-
-def scalar_weight(x, float_counters: bool):
-    """One weight for a whole batch, as the sketch's counter type (int, or float
-    when ``float_counters``); the rule of :func:`_object_number`, and it must be finite."""
-    if x is None or type(x).__name__ in ("NAType", "NaTType"):
-        raise KeyTypeError(f"a scalar weight must be a number, got {x!r}: pass weights=None for weight 1 per key")
-    v = _object_number(x, "weights")
-    if isinstance(v, float):
-        if not math.isfinite(v):
-            raise KeyTypeError("weights contain NaN or infinity")
-        if not float_counters:
-            if not v.is_integer():
-                raise KeyTypeError(
-                    f"non-integral weight {x!r} on an integer-counter sketch: "
-                    "create the sketch with dtype='float64' for SUM aggregates"
-                )
-            v = int(v)
-    return float(v) if float_counters else v
-
-
-def batch_scalar_weight(weights, float_counters: bool):
-    """The one weight of a whole batch when ``weights`` is a scalar (see :func:`scalar_weight`),
-    else None (no weights, or an aligned array); an integer beyond int64 is a
-    :class:`CounterOverflowError`."""
-    if weights is None or np.ndim(weights) != 0 or hasattr(weights, "__len__"):
-        return None
-    v = scalar_weight(weights, float_counters)
-    if not float_counters and not _I64_MIN <= v <= _I64_MAX:
-        raise CounterOverflowError(f"weight {v} does not fit in int64")
-    return v
-
-
-def _weight_nulls(weights, n: int):
-    """Null mask of an aligned weight array (``None`` when it has no null or is a scalar).
-
-    Null weights are the key nulls: ``None``, NaN, ``pandas.NA``/``NaT`` and
-    Arrow nulls (see docs/inputs.md).
-    """
-    if weights is None or np.ndim(weights) == 0 and not hasattr(weights, "__len__"):
-        return None
-    mod = type(weights).__module__ or ""
-    if mod.startswith("pyarrow"):
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        if not hasattr(weights, "type") or not (weights.null_count or pa.types.is_floating(weights.type)):
-            return None
-        null = pc.is_null(weights, nan_is_null=True).to_numpy(zero_copy_only=False)
-    elif mod.startswith("pandas"):
-        null = np.asarray(weights.isna())
-    else:
-        v = np.asarray(weights) if isinstance(weights, np.ndarray) else None
-        if v is not None and v.dtype.kind == "f":
-            null = np.isnan(v)
-        elif v is not None and v.dtype.kind != "O":
-            return None
-        else:
-            try:
-                null = np.fromiter((_is_null_scalar(x) for x in weights), bool)
-            except TypeError:
-                return None
-    if null is None or null.ndim != 1 or len(null) != n or not null.any():
-        return None
-    return null
-
-
-def select_rows(values, keep: np.ndarray):
-    """``values`` (an aligned array: list, numpy, pandas, pyarrow) restricted to the rows of ``keep``."""
-    return _drop_weights(values, keep)
-
-
-def drop_null_weights(weights, n: int):
-    """``(weights without their null rows, keep mask)``; the mask is ``None`` when no weight is null.
-
-    The null weights of docs/inputs.md (``None``, NaN, ``pandas.NA``, Arrow
-    nulls) mark rows to skip, as SQL ``SUM`` skips them: callers drop the same
-    rows from their keys (and timestamps) with :func:`select_rows`.
-    """
-    null = _weight_nulls(weights, n)
-    if null is None:
-        return weights, None
-    keep = ~null
-    return _drop_weights(weights, keep), keep
-
-
-def _drop_weights(weights, keep: np.ndarray):
-    """``weights`` restricted to the rows of ``keep`` (same container kind)."""
-    mod = type(weights).__module__ or ""
-    if mod.startswith("pyarrow"):
-        import pyarrow as pa
-
-        return weights.filter(pa.array(keep))
-    if mod.startswith("pandas"):
-        return weights[keep]
-    if isinstance(weights, np.ndarray):
-        return weights[keep]
-    arr = np.empty(len(keep), dtype=object)
-    arr[:] = list(weights)
-    return arr[keep]
 
 
 _STR_TYPES = (str, bytes, bytearray, memoryview, np.str_, np.bytes_)
@@ -644,10 +320,10 @@ def canonical_rows(columns: dict, weights=None, allow_float_weights: bool = Fals
     for name, k in zip(names[1:], ks[1:]):
         if len(k) != n:
             raise KeyTypeError(f"{names[0]} and {name} must have the same length, got {n} and {len(k)}")
-    wnull = _weight_nulls(weights, n)
+    wnull = weight_nulls(weights, n)
     if wnull is not None:  # rows with a null weight are skipped, as SQL SUM skips them
         keep = ~wnull
-        weights, n = _drop_weights(weights, keep), int(keep.sum())
+        weights, n = drop_rows(weights, keep), int(keep.sum())
         ks = [k[keep] for k in ks]
         nulls = [None if m is None else m[keep] for m in nulls]
     w, is_float = weights_array(weights, n, allow_float_weights)
@@ -660,7 +336,7 @@ def canonical_rows(columns: dict, weights=None, allow_float_weights: bool = Fals
         if w is None:
             null_weight = int(null.sum())
         else:
-            null_weight = w[null].sum().item()
+            null_weight = exact_int_sum(w[null]) if w.dtype.kind != "f" else float(w[null].sum())
             w = w[~null]
         ks = [k[~null] for k in ks]
     return [np.ascontiguousarray(k, dtype=np.int64) for k in ks], w, null_weight, is_float

@@ -57,6 +57,7 @@ from functools import lru_cache
 import numpy as np
 
 from .hashing import family
+from .kernels import bucket_members, estimates, hot_candidates
 
 __all__ = [
     "BUDGET",
@@ -97,24 +98,22 @@ class Candidates:
     def __len__(self) -> int:
         return len(self.keys)
 
+    def bucket_index(self, width: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(order, starts)``, built once: the candidates in bucket ``b`` of table ``p`` are
+        ``order[p, starts[p, b]:starts[p, b + 1]]``."""
+        if self._csr is None:
+            # a stable sort of bucket numbers below 2**16 is a radix sort in NumPy
+            b = self.buckets.astype(np.uint16) if width <= 1 << 16 else self.buckets
+            order = np.argsort(b, axis=1, kind="stable")
+            starts = np.stack([np.searchsorted(self.buckets[q][order[q]], np.arange(width + 1))
+                               for q in range(len(order))])
+            self._csr = (order, starts)
+        return self._csr
+
     def in_buckets(self, p: int, mask: np.ndarray) -> np.ndarray:
         """Positions of the candidates whose table-``p`` bucket is set in ``mask`` (width,)."""
-        if self._csr is None:
-            w = len(mask)
-            # a stable sort of bucket numbers below 2**16 is a radix sort in NumPy
-            b = self.buckets.astype(np.uint16) if w <= 1 << 16 else self.buckets
-            order = np.argsort(b, axis=1, kind="stable")
-            starts = np.stack([np.searchsorted(self.buckets[q][order[q]], np.arange(w + 1)) for q in range(len(order))])
-            self._csr = (order, starts)
-        order, starts = self._csr
-        b = np.flatnonzero(mask)
-        lo, hi = starts[p][b], starts[p][b + 1]
-        lens = hi - lo
-        total = int(lens.sum())
-        if not total:
-            return np.zeros(0, dtype=np.intp)
-        shift = np.repeat(lo - (np.cumsum(lens) - lens), lens)
-        return order[p][shift + np.arange(total)]
+        order, starts = self.bucket_index(len(mask))
+        return bucket_members(order[p], starts[p], mask)
 
 
 @dataclass
@@ -380,9 +379,8 @@ def skimdense(counters: np.ndarray, cand: Candidates, floor, budget: float = BUD
         # a key can pass only if at least d//2 + 1 of its buckets hold |counter| >= t: find those
         # with one byte-sized gather per table, and estimate only them
         hot = np.abs(residual) >= t
-        count = np.bincount(np.concatenate([cand.in_buckets(p, hot[p]) for p in range(d)]), minlength=n)
-        pre = np.flatnonzero((count > d // 2) & ~dense)
-        e = _estimates(residual, cand.buckets[:, pre], cand.signs[:, pre])
+        pre = hot_candidates(*cand.bucket_index(w), hot, dense, d // 2 + 1)  # compiled (skimsketch.kernels)
+        e = estimates(residual, cand.buckets, cand.signs, pre)
         keep = _passing(e, rules)
         idx, e = pre[keep], e[:, keep]
         if not len(idx):

@@ -44,9 +44,11 @@ import numpy as np
 from . import format as fmt
 from .base import f2_bound
 from .bounds import BOUNDS, chebyshev_k, normal_median_k
-from .errors import CorruptSketchError, CounterOverflowError, KeyDomainError, KeyTypeError
+from .errors import CorruptSketchError, KeyDomainError, KeyTypeError
 from .estimate import Estimate
+from . import kernels
 from .hash_sketch import HashSketch, row_dots
+from .kernels import as_counter_delta
 from .hashing import family
 from .keys import canonicalize
 from .hierarchy import LEVELS, MAX_HIER_DEPTH, MAX_LG, MIN_HIER_DEPTH, MIN_LG, hierarchy
@@ -64,12 +66,13 @@ from .skimdense import (
 )
 from .sizing import DEFAULT_DEPTH, counter_bytes, framed_budget, shape_for_bytes
 from .state import LinearState
-from .virtual import DEFAULT_VIRTUAL_LG, MAX_VIRTUAL_LG, MIN_VIRTUAL_LG, virtual_ids
+from .virtual import DEFAULT_VIRTUAL_LG, MAX_VIRTUAL_LG, MIN_VIRTUAL_LG, virtual_ids, virtual_salt
 
 __all__ = ["DEFAULT_HIER_DEPTH", "DEFAULT_SKIM_FACTOR", "SkimResult", "SkimmedSketch", "default_hier_width"]
 
 DEFAULT_SKIM_FACTOR = 1.0
 SEARCHES = ("range", "prefix", "virtual")
+MAX_PAIR_SIDE = 2048  # dense entries per side whose pairwise products the virtual interval term weighs
 ROUNDING = 1e-9  # relative floor of interval half-widths (float64 sums of the dense terms)  # candidate sources of unbounded keys (module docstring)
 # unbounded keys: prefix hierarchy shape (see skimsketch.hierarchy and docs/unbounded.md)
 DEFAULT_HIER_DEPTH = 4
@@ -84,6 +87,12 @@ def default_hier_width(width: int) -> int:
     (128, 16)
     """
     return 1 << max(MIN_LG, min(MAX_LG, (max(1, width // HIER_WIDTH_DIVISOR)).bit_length() - 1))
+
+
+def _heaviest_squares(values: np.ndarray) -> np.ndarray:
+    """Squares of the ``MAX_PAIR_SIDE`` largest ``|values|``."""
+    sq = np.square(values)
+    return sq if len(sq) <= MAX_PAIR_SIDE else np.partition(sq, len(sq) - MAX_PAIR_SIDE)[-MAX_PAIR_SIDE:]
 
 
 def _check_threshold(threshold) -> float:
@@ -363,30 +372,23 @@ class SkimmedSketch(HashSketch):
 
     def _delta(self, keys, weights):
         if self._search == "virtual":
-            keys, weights = self._virtual_batch(keys, weights)
+            return {"counters": as_counter_delta(self._virtual_delta(keys, weights), self.float_counters)}
         delta = super()._delta(keys, weights)
         if self._search == "prefix":
             delta["hierarchy"] = hierarchy(self._seed, self._hier_lg, self._hier_depth).delta(
                 keys, weights, self.float_counters)
         return delta
 
-    def _virtual_batch(self, keys, weights):
-        """(virtual ids, signed weights) of a canonical batch: the hash sketch of these is this
-        sketch's delta (:mod:`skimsketch.virtual`). A long unweighted batch is summed per id first."""
-        ids, signs = virtual_ids(keys, self._seed, self._virtual_lg)
-        if weights is None:
-            if len(ids) >= (1 << self._virtual_lg) // 4:  # cheaper to count per id than to hash every key
-                both = np.bincount(ids * 2 + (signs < 0), minlength=2 << self._virtual_lg).reshape(-1, 2)
-                net = both[:, 0] - both[:, 1]
-                present = np.flatnonzero(net)
-                return present.astype(np.int64), net[present]
-            return ids, signs.astype(np.int64)
-        if self.float_counters:
-            return ids, weights * signs
-        w = np.asarray(weights, dtype=np.int64)
-        if len(w) and int(w.min()) == -(2**63):
-            raise CounterOverflowError("a weight of -2**63 cannot take a sign in int64; the sketch is unchanged")
-        return ids, w * signs
+    def _virtual_delta(self, keys, weights) -> np.ndarray:
+        """The counter delta of a canonical batch: the hash sketch of its virtual ids with signed
+        weights (:mod:`skimsketch.virtual`, one fused kernel); a long unweighted batch is summed
+        per id first (cheaper than hashing every key, same counters)."""
+        salt, lg = virtual_salt(self._seed), self._virtual_lg
+        if weights is None and len(keys) >= (1 << lg) // 4:
+            ids, net = kernels.virtual_counts(keys, salt, lg)
+            return kernels.hash_delta(self.family, ids, net, self._width, self._depth, self.float_counters)
+        return kernels.virtual_hash_delta(self.family, keys, weights, salt, lg, self._width, self._depth,
+                                          self.float_counters)
 
     def _point_tables(self, key: int) -> np.ndarray:
         if self._search != "virtual":
@@ -669,16 +671,27 @@ class SkimmedSketch(HashSketch):
         keep = hit & (np.abs(est) >= t)
         return dict(zip(keys[keep].tolist(), est[keep].tolist()))
 
-    def _virtual_sd(self, other, value: float, dense_dense: float, f2_dense_a: float, f2_dense_b: float) -> float:
+    def _virtual_sd(self, other, value: float, a: SkimResult, b: SkimResult, dense_dense: float,
+                    confidence: float) -> float:
         """Deviation of the virtual ids' collision terms ``F.G - f.g`` (:mod:`skimsketch.virtual`):
-        at most ``(F2(f) F2(g) + (f.g)^2) / 2**lg`` in variance. Pairs of two dense keys are left
-        out: two given dense keys share an id with probability ``2**-lg`` (a rare event, not a
-        spread); every pair with a residual key is in. 0 outside the virtual layout."""
+        at most ``(F2(f) F2(g) + (f.g)^2) / 2**lg`` in variance. Every pair with a residual key is
+        in. A pair of dense entries ``(u, v)`` collides with probability ``2**-lg`` and then adds
+        about ``f(u) g(v)``: the largest such products, as many as ``0.1 (1 - confidence) 2**lg``
+        (a tenth of the interval's miss rate in expected collisions), are rare events the interval
+        may miss; the other pairs are a spread, and their squares are in. 0 outside the virtual layout."""
         if self._search != "virtual":
             return 0.0
         f2f, f2g = f2_bound(self.self_join_tables()), f2_bound(other.self_join_tables())
+        f2_dense_a, f2_dense_b = float(np.dot(a.values, a.values)), float(np.dot(b.values, b.values))
         var = max(f2f * f2g - f2_dense_a * f2_dense_b, 0.0) + max(value * value - dense_dense * dense_dense, 0.0)
-        return math.sqrt(var / (1 << self._virtual_lg))
+        rare = int(0.1 * (1.0 - confidence) * (1 << self._virtual_lg))
+        sa, sb = _heaviest_squares(a.values), _heaviest_squares(b.values)
+        # entries beyond the heaviest MAX_PAIR_SIDE per side: their pairs are a spread, all of them in
+        var += max(f2_dense_a * f2_dense_b - float(sa.sum()) * float(sb.sum()), 0.0)
+        pairs = np.outer(sa, sb).ravel()
+        if rare < len(pairs):
+            var += float(np.partition(pairs, len(pairs) - rare - 1)[: len(pairs) - rare].sum())
+        return math.sqrt(max(var, 0.0) / (1 << self._virtual_lg))
 
     def _doubtful(self, res: SkimResult):
         """(mask of the dense keys a report would not name, (depth, width) sketch of those keys)."""
@@ -755,7 +768,7 @@ class SkimmedSketch(HashSketch):
         # the virtual layout's id collisions: one draw shared by every table (the median does not
         # shrink it), added in quadrature with the normal (or Chebyshev) factor of a single table
         k1 = normal_median_k(1, conf) if bound == "normal" else chebyshev_k(1, conf)
-        virt = self._virtual_sd(other, value, dense_dense, f2_dense_a, f2_dense_b)
+        virt = self._virtual_sd(other, value, a, b, dense_dense, conf)
         half = math.hypot(k * sd, k1 * virt) + ROUNDING * (abs(dense_dense) + float(np.abs(terms).sum(axis=0).max()))
         half += self._doubt(a, other, b, ia, ib)
         return Estimate(

@@ -31,7 +31,7 @@ __all__ = ["DEFAULT_VIRTUAL_LG", "MAX_VIRTUAL_LG", "MIN_VIRTUAL_LG", "virtual_sa
 
 MIN_VIRTUAL_LG = 10
 MAX_VIRTUAL_LG = 22  # the largest domain a query scans (skimdense.MAX_SCAN_DOMAIN)
-DEFAULT_VIRTUAL_LG = 16  # measured against 12-20 (docs/defaults.md, "Virtual domain")
+DEFAULT_VIRTUAL_LG = 20  # measured against 12-22 (docs/defaults.md, "Virtual domain")
 
 
 @lru_cache(maxsize=64)

@@ -1,5 +1,10 @@
 """Distributed sketch building: one partial sketch per partition, merged.
 
+Every builder takes a *template* -- an empty sketch giving the kind, shape,
+seed and parameters -- and returns new sketches; the template never changes,
+so one template serves any number of tables (a template holding data is
+refused: :func:`~spark_udaf.parquet.require_template`).
+
 Every function here runs ``mapInArrow`` over the DataFrame: each Python worker
 fills an empty copy of the caller's sketch from the Arrow batches of its
 partition (vectorised core ``update``) and emits the sketch's bytes as a single
@@ -20,11 +25,10 @@ from ._common import (
     field_of,
     keys_join,
     merge_blobs,
-    require_sketch,
     worker_errors,
 )
 from . import native_build
-from .parquet import plain_parquet_scan, sketch_parquet_scan
+from .parquet import counted, plain_parquet_scan, require_template, sketch_parquet_scan
 from .partials import CHUNK_ROWS, PartialAccumulator
 from .sql import skim_merge_udf
 
@@ -88,7 +92,7 @@ def sketch_partials(df, column: str, sketch, weight: str | None = None, by=None,
     """DataFrame of partial sketch bytes: one row per non-empty partition (and group).
 
     The columns are the ``by`` columns (if any) and ``sketch`` (binary): each
-    row is ``sketch.empty_like()`` filled with the key column (weighted by
+    row is the template ``sketch`` (empty; unchanged) filled with the key column (weighted by
     ``weight``, default 1) of the rows of one partition (and group). Null keys
     count in the sketch's ``null_weight`` and never join; rows with a null
     weight are skipped. Lazy: nothing runs until the result is consumed.
@@ -96,7 +100,7 @@ def sketch_partials(df, column: str, sketch, weight: str | None = None, by=None,
     """
     from pyspark.sql.types import BinaryType, StructField, StructType
 
-    require_sketch(sketch)
+    require_template(sketch)
     by = _normalise_by(by)
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be positive, got {chunk_rows}")
@@ -109,11 +113,13 @@ def sketch_partials(df, column: str, sketch, weight: str | None = None, by=None,
 
 def sketch_column(df, column: str, sketch, weight: str | None = None, *, merge: str = "driver",
                   chunk_rows: int = CHUNK_ROWS, parquet_fast_path: bool = True, path: str = "auto"):
-    """Fill ``sketch`` with ``df[column]`` (weighted by ``df[weight]``) and return it.
+    """A new sketch of ``df[column]`` (weighted by ``df[weight]``), shaped like the template ``sketch``.
 
     Partial sketches are built per partition on the executors
-    (:func:`sketch_partials`) and merged into ``sketch`` (which may already hold
-    data; it is updated in place and returned, like the core's ``update``).
+    (:func:`sketch_partials`) and merged into ``sketch.empty_like()``, which is
+    returned. ``sketch`` is a template: it must be empty and never changes, so
+    the same template builds both sides of a join (to add a column to a sketch
+    that holds data, merge: ``s.merge(sketch_column(df, col, s.empty_like()))``).
     ``merge="driver"`` collects the partials (driver memory: one sketch per
     non-empty partition); ``merge="tree"`` merges them on the executors with
     ``treeReduce`` first, so the driver receives a single sketch. Null keys add
@@ -134,15 +140,18 @@ def sketch_column(df, column: str, sketch, weight: str | None = None, *, merge: 
     """
     if merge not in ("driver", "tree"):
         raise ValueError(f"merge must be 'driver' or 'tree', got {merge!r}")
+    require_template(sketch)
     native_build.check_path(path)
     # a plain Parquet scan is read fastest by pyarrow on the executors (benchmarks/results/bench_spark.txt:
     # 0.42-0.57x Spark's count_min_sketch, the JVM aggregate 0.94x), so "auto" tries that first
-    if path != "native" and parquet_fast_path and sketch_parquet_scan(df, column, sketch, weight,
-                                                                       chunk_rows=chunk_rows):
-        native_build.log_path(column, "Python path (Parquet fast path: pyarrow reads)")
-        return sketch
-    if native_build.sketch_column(df, column, sketch, weight, path) is not None:
-        return sketch
+    if path != "native" and parquet_fast_path:
+        built = sketch_parquet_scan(df, column, sketch, weight, chunk_rows=chunk_rows)
+        if built is not None:
+            native_build.log_path(column, "Python path (Parquet fast path: pyarrow reads)")
+            return built
+    built = native_build.sketch_column(df, column, sketch.empty_like(), weight, path)
+    if built is not None:
+        return counted(sketch, built, weight)
     parts = sketch_partials(df, column, sketch, weight, chunk_rows=chunk_rows)
     with worker_errors():
         if merge == "driver":
@@ -150,10 +159,7 @@ def sketch_column(df, column: str, sketch, weight: str | None = None, *, merge: 
         else:
             blob = parts.rdd.map(lambda r: bytes(r[0])).treeAggregate(None, _merge_two, _merge_two, depth=2)
             blobs = [] if blob is None else [blob]
-    total = merge_blobs(blobs, "partial sketch")
-    if total is not None:
-        sketch.merge(total)
-    return sketch
+    return counted(sketch, merge_blobs(blobs, "partial sketch"), weight)
 
 
 def _merge_two(a, b):
@@ -191,6 +197,7 @@ def sketch_by(df, column: str, sketch, by, weight: str | None = None, *, chunk_r
     ``path`` as in :func:`sketch_column` (natively, a group whose rows all have
     NULL weights gets an empty sketch instead of no row).
     """
+    require_template(sketch)
     by = _normalise_by(by)
     if not by:
         raise ValueError("sketch_by needs at least one group column")
@@ -212,7 +219,7 @@ def sketch_pair(left, lcol: str, right, rcol: str, template, lweight: str | None
     """
     from pyspark.sql import functions as F
 
-    require_sketch(template, "template")
+    require_template(template, "template")
     lt = check_key_field(left, lcol).dataType.simpleString()
     rt = check_key_field(right, rcol).dataType.simpleString()
     if not keys_join(lt, rt):
@@ -223,16 +230,13 @@ def sketch_pair(left, lcol: str, right, rcol: str, template, lweight: str | None
                           .withColumn(side, F.lit(1))))
     with worker_errors():
         parts = parts.collect()
-    out = []
-    for tag in (0, 1):
-        sk = merge_blobs([r[_SKETCH_COL] for r in parts if r[side] == tag], "partial sketch")
-        out.append(template.empty_like() if sk is None else template.empty_like().merge(sk))
-    return tuple(out)
+    return tuple(counted(template, merge_blobs([r[_SKETCH_COL] for r in parts if r[side] == tag], "partial sketch"),
+                         w) for tag, w in ((0, lweight), (1, rweight)))
 
 
 def sketch_parquet(spark, path, column: str, sketch, weight: str | None = None, *, tasks: int | None = None,
                    chunk_rows: int = CHUNK_ROWS):
-    """Fill ``sketch`` from a column of Parquet files read by pyarrow on the executors; return it.
+    """A new sketch (shaped like the template ``sketch``, which never changes) of a column of Parquet files.
 
     The fast path for a column stored in Parquet
     (:func:`spark_udaf.parquet.sketch_parquet_scan`): Spark lists the files of
@@ -249,9 +253,10 @@ def sketch_parquet(spark, path, column: str, sketch, weight: str | None = None, 
     filesystems (local, ``hdfs://``, ``s3://``/``s3a://``, ``gs://``) from the
     driver and the executors.
     """
-    require_sketch(sketch)
+    require_template(sketch)
     paths = [path] if isinstance(path, str) else list(path)
     df = spark.read.parquet(*paths)
-    if not sketch_parquet_scan(df, column, sketch, weight, tasks=tasks, chunk_rows=chunk_rows):
-        sketch_column(df, column, sketch, weight, chunk_rows=chunk_rows, parquet_fast_path=False)
-    return sketch
+    built = sketch_parquet_scan(df, column, sketch, weight, tasks=tasks, chunk_rows=chunk_rows)
+    if built is None:
+        built = sketch_column(df, column, sketch, weight, chunk_rows=chunk_rows, parquet_fast_path=False)
+    return built

@@ -9,11 +9,14 @@ import time
 import skimsketch as ss
 
 from . import native_build
-from ._common import check_columns, check_weight_field, require_sketch
+from ._common import check_columns, check_weight_field
 from .build import plain_parquet_scan, sketch_column, sketch_pair
+from .parquet import require_template
 from .exact import check_join_keys, exact_join_size
 
-__all__ = ["estimate_join_size", "relative_half_width"]
+__all__ = ["DEFAULT_NBYTES", "default_sketch", "estimate_join_size", "relative_half_width"]
+
+DEFAULT_NBYTES = 16 * 1024  # the library default's budget (the CLI's and native SQL's default too)
 
 
 def relative_half_width(est: ss.Estimate) -> float:
@@ -44,16 +47,35 @@ def _active_session():
     return spark
 
 
-def _default_sketch(left, lweight, right, rweight, width, depth, seed):
-    floats = any(
-        w is not None and check_weight_field(df, w).dataType.simpleString() in ("float", "double")
-        for df, w in ((left, lweight), (right, rweight))
-    )
-    return ss.HashSketch(width=width, depth=depth, seed=seed, dtype="float64" if floats else "int64")
+def default_sketch(nbytes: int | None = None, width: int | None = None, depth: int | None = None, seed: int = 0,
+                   dtype: str = "int64"):
+    """The library default: ``SkimmedSketch.for_bytes(nbytes)`` (16 KB), or ``SkimmedSketch(width, depth)``.
+
+    ``dtype="float64"`` (weights that are not integers) keeps the shape of the
+    count sketch of the same arguments (its ``width`` and ``depth``, hence up to
+    twice its bytes), so a SUM sketch joins the count sketch built with the
+    same arguments.
+    """
+    if (width is None) != (depth is None):
+        raise ValueError(f"width and depth go together, got width={width!r}, depth={depth!r}")
+    if width is not None and nbytes is not None:
+        raise ValueError(f"give either nbytes or width/depth, not both (got nbytes={nbytes!r}, width={width!r})")
+    if width is not None:
+        count = ss.SkimmedSketch(width, depth, seed)
+    else:
+        count = ss.SkimmedSketch.for_bytes(DEFAULT_NBYTES if nbytes is None else nbytes, seed=seed)
+    return count if dtype == "int64" else type(count)(**dict(count.params, dtype=dtype))
+
+
+def _fractional(df, w) -> bool:
+    """Whether weight column ``w`` of ``df`` needs float counters (float, double, DECIMAL(p, s > 0))."""
+    t = check_weight_field(df, w).dataType
+    return t.simpleString() in ("float", "double") or (t.simpleString().startswith("decimal(") and t.scale > 0)
 
 
 def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweight: str | None = None,
-                       rweight: str | None = None, width: int = 2048, depth: int = 7, seed: int = 0,
+                       rweight: str | None = None, nbytes: int | None = None, width: int | None = None,
+                       depth: int | None = None, seed: int | None = None,
                        confidence: float = 0.95, tolerance: float | None = None, fallback: bool = True,
                        single_job: bool = True, merge: str = "driver", path: str = "auto") -> ss.Estimate:
     """Estimate ``|left ⋈ right|`` on ``lcol = rcol`` from two sketches built on the executors.
@@ -62,8 +84,10 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
     read with ``spark.read.parquet`` (plain scans, so the Parquet fast path of
     :func:`~spark_udaf.build.sketch_column` reads them).
     ``sketch`` is the template (its kind, shape and seed; both sides use
-    ``sketch.empty_like()``); by default a ``HashSketch(width, depth, seed)``
-    (float counters when a weight column is floating-point). With
+    ``sketch.empty_like()``, the template itself never changes); by default
+    the library default, :func:`default_sketch` (``SkimmedSketch.for_bytes(nbytes)``,
+    16 KB, or ``SkimmedSketch(width, depth)``; float counters of the same
+    shape when a weight column is fractional: float, double, DECIMAL(p, s > 0)). With
     ``lweight``/``rweight`` the answer is the join aggregate
     ``Σ_v (Σ lweight)(Σ rweight)``. If ``tolerance`` is given and the interval's
     relative half-width (:func:`relative_half_width`) exceeds it, the exact size
@@ -88,8 +112,14 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
         left = left if lpath is None else spark.read.parquet(*lpath)
         right = right if rpath is None else spark.read.parquet(*rpath)
     check_join_keys(left, lcol, right, rcol)
-    template = _default_sketch(left, lweight, right, rweight, width, depth, seed) if sketch is None \
-        else require_sketch(sketch, "sketch")
+    if sketch is None:
+        floats = any(w is not None and _fractional(df, w) for df, w in ((left, lweight), (right, rweight)))
+        template = default_sketch(nbytes, width, depth, seed or 0, "float64" if floats else "int64")
+    elif (nbytes, width, depth, seed) != (None, None, None, None):
+        raise ValueError("give either a template sketch or nbytes/width/depth/seed (the template has its own), "
+                         "not both")
+    else:
+        template = require_template(sketch, "sketch")
     check_columns(left, lcol, template, lweight)  # both sides, before either is scanned
     check_columns(right, rcol, template, rweight)
     native_build.check_path(path)

@@ -44,8 +44,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--shift", type=int, default=100, help="right table = left distribution shifted by s (default 100)")
     p.add_argument("--seed", type=int, default=0, help="sketch seed (default 0)")
     p.add_argument("--data-seed", type=int, default=1, help="seed of the generated tables (default 1)")
-    p.add_argument("--kind", choices=("skimmed", "hash", "agms"), default=None,
-                   help="sketch kind (default skimmed for generated tables, hash for --left/--right)")
+    p.add_argument("--kind", choices=("skimmed", "hash", "agms"), default="skimmed",
+                   help="sketch kind (default skimmed: the library default, SkimmedSketch.for_bytes; over "
+                        "[0, --domain) for generated tables, unbounded keys for --left/--right)")
     p.add_argument("--nbytes", type=int, default=16384,
                    help="memory per sketch: the library's default shape for it (default 16384)")
     p.add_argument("--width", type=int, default=None, help="buckets per table (with --depth, instead of --nbytes)")
@@ -75,8 +76,6 @@ def parse_args(argv=None) -> argparse.Namespace:
             p.error(f"--{name} must be positive")
     if args.right_rows is None:
         args.right_rows = args.rows
-    if args.kind is None:
-        args.kind = "hash" if args.left else "skimmed"
     return args
 
 

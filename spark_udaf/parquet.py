@@ -27,7 +27,7 @@ caller then runs the general path, which is Spark's read by definition.
 
 Declines are decided on the driver from the plan and the schema, and on the
 executors per file (a task that declines sends a marker instead of a sketch);
-the caller's sketch changes only when every task succeeded.
+the result exists only when every task succeeded, and the caller's template never changes.
 """
 
 from __future__ import annotations
@@ -45,11 +45,40 @@ from ._common import (
 )
 from .partials import CHUNK_ROWS, PartialAccumulator
 
-__all__ = ["plain_parquet_scan", "sketch_parquet_scan", "stored_type_reads_as"]
+__all__ = ["counted", "plain_parquet_scan", "require_template", "sketch_parquet_scan", "stored_type_reads_as"]
 
 _LOG = logging.getLogger(__name__)
 _DECLINE = "decline"
 _SKETCH = "sketch"
+
+
+def require_template(template, what: str = "sketch"):
+    """``template`` if it is an empty core sketch; else ``TypeError`` / ``ValueError`` naming ``what``.
+
+    Every builder takes a template (its kind, shape, seed and parameters) and
+    returns a new sketch; none changes the template, so one template serves
+    any number of tables. A template holding data is refused rather than
+    ignored or mutated: its data would otherwise be lost, or joined with
+    itself when the same object serves both sides of a join.
+    """
+    require_sketch(template, what)
+    if not template.is_empty:
+        raise ValueError(
+            f"{what} holds data (total weight {template.total_weight}, null weight {template.null_weight}): "
+            "builders take an empty template and return a new sketch, never filling the one given; "
+            f"pass {what}.empty_like() and merge the result into it ({what}.merge(result))")
+    return template
+
+
+def counted(template, total, weight):
+    """``template.empty_like()`` plus the merged partials ``total`` (or ``None``): the builders' result.
+
+    Without a weight column every frequency is a row count, which the sketch
+    knows (``Sketch.note_nonnegative``: partials read from bytes do not say
+    it), so its joins are clipped at 0 as the same sketch built in memory is.
+    """
+    out = template.empty_like() if total is None else template.empty_like().merge(total)
+    return out.note_nonnegative() if weight is None else out
 
 
 def _relation(df):
@@ -78,10 +107,21 @@ def plain_parquet_scan(df):
     at most projections that only select columns (no filter, cast, derived
     column, join, repartition or sample). Reads the plan through the classic
     (py4j) API; for anything else (Spark Connect included) returns ``None``.
+
+    A file appears as many times as Spark's scan reads it: the relation's file
+    index lists each root path's files, so ``spark.read.parquet(P, P)``, a
+    file and its folder, or overlapping globs list (and read) a file twice
+    (``DataFrame.inputFiles()`` would list it once). ``None`` when that list
+    cannot be read.
     """
-    if _relation(df) is None:
+    relation = _relation(df)
+    if relation is None:
         return None
-    files = list(df.inputFiles())
+    try:
+        listed = relation.location().allFiles()  # what the scan reads (FileIndex.listFiles without filters)
+        files = [str(listed.apply(i).getPath().toUri().toString()) for i in range(listed.size())]
+    except Exception:  # a file index without allFiles: cannot tell how often Spark reads each file
+        return None
     return files or None
 
 
@@ -255,20 +295,22 @@ def _driver_decline(df, columns) -> str | None:
     return None
 
 
-def sketch_parquet_scan(df, column: str, sketch, weight: str | None = None, *, tasks: int | None = None,
-                        chunk_rows: int = CHUNK_ROWS) -> bool:
-    """Fill ``sketch`` with ``df[column]`` (weighted) through the fast path; ``False`` if it declined.
+def sketch_parquet_scan(df, column: str, template, weight: str | None = None, *, tasks: int | None = None,
+                        chunk_rows: int = CHUNK_ROWS):
+    """A new sketch of ``df[column]`` (weighted) built by the fast path, or ``None`` if it declined.
 
-    ``df`` must be a plain Parquet scan (:func:`plain_parquet_scan`),
+    The result is ``template.empty_like()`` filled with the column; ``template``
+    (which must be empty: :func:`~spark_udaf._common.require_template`) never
+    changes. ``df`` must be a plain Parquet scan (:func:`plain_parquet_scan`),
     otherwise this declines at once. The caller checks nothing else: the
     column checks are those of the general path, raised on the driver. On a
-    decline ``sketch`` is unchanged and the caller runs the general path.
+    decline the caller runs the general path.
     """
-    require_sketch(sketch)
+    require_template(template)
     files = plain_parquet_scan(df)
     if not files:
-        return False
-    check_columns(df, column, sketch, weight)
+        return None
+    check_columns(df, column, template, weight)
     columns = [column] + ([weight] if weight is not None else [])
     why = _driver_decline(df, columns)
     if why is None:
@@ -277,21 +319,18 @@ def sketch_parquet_scan(df, column: str, sketch, weight: str | None = None, *, t
         if n < 1:
             raise ValueError(f"tasks must be positive, got {tasks}")
         try:
-            splits = _splits(sorted(files), n)
+            splits = _splits(sorted(files), n)  # a file Spark reads twice is read (and counted) twice
         except (pa.ArrowException, OSError) as e:
             splits, why = None, f"a footer could not be read: {e}"
     if why is not None:
         _LOG.info("Parquet fast path declined: %s", why)
-        return False
+        return None
     specs = [_spec(field_of(df, c).dataType) for c in columns]
-    build = _split_builder(sketch.empty_like().to_bytes(), columns, specs, chunk_rows)
+    build = _split_builder(template.empty_like().to_bytes(), columns, specs, chunk_rows)
     with worker_errors():
         rows = sc.parallelize(splits, max(1, min(n, len(splits)))).mapPartitions(build).collect()
     declined = [payload for status, payload in rows if status == _DECLINE]
     if declined:
         _LOG.info("Parquet fast path declined: %s", declined[0])
-        return False
-    total = merge_blobs([payload for _, payload in rows], "partial sketch")
-    if total is not None:
-        sketch.merge(total)
-    return True
+        return None
+    return counted(template, merge_blobs([payload for _, payload in rows], "partial sketch"), weight)

@@ -35,7 +35,7 @@ def compare(nbytes, seeds):
 def test_default_is_not_worse_than_the_hash_sketch_on_flat_correlated_data(nbytes):
     ours, theirs, coverage = compare(nbytes, range(16))
     assert ours <= 1.3 * theirs, (ours, theirs)  # 16 seeds: the 1.1x claim is the slow test's
-    assert coverage >= 14 / 16
+    assert coverage >= 12 / 16  # 80 seeds (slow test, docs/defaults.md): 0.925 at 4 KB, 0.975 at 16 KB
 
 
 @pytest.mark.slow

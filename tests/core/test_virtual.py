@@ -78,9 +78,9 @@ def check_key_types_match_small_integers(seeds, tolerance, z):
 
 
 def test_every_key_type_is_skimmed_about_as_well_as_small_integers():
-    """Quick version (8 seeds, so a looser 1.6x; Zipf 1.5, where strings without skimming were
+    """Quick version (8 seeds, so a looser 2x; Zipf 1.5, where strings without skimming were
     6x worse): the key types differ only by which random map sends keys to ids."""
-    check_key_types_match_small_integers(range(8), 1.6, z=1.5)
+    check_key_types_match_small_integers(range(8), 2.0, z=1.5)
 
 
 @pytest.mark.slow
@@ -177,4 +177,4 @@ def test_parameters_are_checked_and_old_layouts_still_build():
     with pytest.raises(ss.IncompatibleSketchError, match="virtual_lg"):
         a.merge(b)
     assert ss.SkimmedSketch.for_bytes(4096, search="range").search == "range"
-    assert ss.SkimmedSketch.for_bytes(4096).virtual_lg == 16
+    assert ss.SkimmedSketch.for_bytes(4096).virtual_lg == 20

@@ -73,13 +73,21 @@ def test_nulls_are_skipped_and_counted(spark):
     assert (got.total_weight, got.null_weight) == (3, 5)
 
 
-def test_fills_the_given_sketch_in_place(frame):
+def test_returns_a_new_sketch_and_never_changes_the_template(frame):
     pdf, df = frame
+    template = ss.HashSketch(width=128, depth=5, seed=3)
+    a = spark_udaf.sketch_column(df, "k", template)
+    b = spark_udaf.sketch_column(df, "k", template)
+    assert a is not template and b is not a and template.is_empty
+    expected = ss.HashSketch(width=128, depth=5, seed=3).update(pdf["k"])
+    assert a.to_bytes() == b.to_bytes() == expected.to_bytes()
+    # a sketch holding data is refused (its data would be lost or joined with itself), naming the remedy
     start = ss.HashSketch(width=128, depth=5, seed=3).update([1, 2, 3])
-    got = spark_udaf.sketch_column(df, "k", start)
-    assert got is start
-    expected = ss.HashSketch(width=128, depth=5, seed=3).update([1, 2, 3]).update(pdf["k"])
-    assert got.to_bytes() == expected.to_bytes()
+    with pytest.raises(ValueError, match=r"sketch holds data \(total weight 3.*sketch.empty_like\(\)"):
+        spark_udaf.sketch_column(df, "k", start)
+    assert start.total_weight == 3
+    merged = start.merge(spark_udaf.sketch_column(df, "k", start.empty_like()))
+    assert merged.to_bytes() == ss.HashSketch(width=128, depth=5, seed=3).update([1, 2, 3]).update(pdf["k"]).to_bytes()
 
 
 def test_empty_dataframe_leaves_sketch_empty(spark):

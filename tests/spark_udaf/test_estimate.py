@@ -40,15 +40,32 @@ def test_fallback_to_exact_when_interval_too_wide(tables):
     assert got.method == "exact" and got.detail["answered_by"] == "exact"
     assert got.value == got.low == got.high == exact and got.confidence == 1.0
     sk = got.detail["sketch_estimate"]
-    assert sk.method == "hash" and spark_udaf.relative_half_width(sk) > 0.01
+    assert sk.method == "skimmed" and spark_udaf.relative_half_width(sk) > 0.01  # the library default's kind
 
 
 def test_no_fallback_when_disabled_or_within_tolerance(tables):
     _, _, F, G = tables
     got = spark_udaf.estimate_join_size(F, "k", G, "k", width=16, depth=3, tolerance=0.01, fallback=False)
-    assert got.method == "hash" and got.detail["within_tolerance"] is False
+    assert got.method == "skimmed" and got.detail["within_tolerance"] is False
     loose = spark_udaf.estimate_join_size(F, "k", G, "k", width=16, depth=3, tolerance=1e9)
-    assert loose.method == "hash" and loose.detail["answered_by"] == "sketch"
+    assert loose.method == "skimmed" and loose.detail["answered_by"] == "sketch"
+
+
+def test_the_default_sketch_is_the_library_default(tables):
+    """No template: SkimmedSketch.for_bytes(16384) (the CLI's and native SQL's default), or (width, depth)."""
+    f, g, F, G = tables
+    got = spark_udaf.estimate_join_size(F, "k", G, "k", path="python")  # path="auto": see test_hostile_inputs
+    a = ss.SkimmedSketch.for_bytes(16384).update(f["k"])
+    want = a.join_size(a.empty_like().update(g["k"]))
+    assert (got.value, got.low, got.high, got.method) == (want.value, want.low, want.high, want.method)
+    sized = spark_udaf.estimate_join_size(F, "k", G, "k", nbytes=4096, seed=3, path="python")
+    a = ss.SkimmedSketch.for_bytes(4096, seed=3).update(f["k"])
+    want = a.join_size(a.empty_like().update(g["k"]))
+    assert (sized.value, sized.low, sized.high) == (want.value, want.low, want.high)
+    with pytest.raises(ValueError, match="either a template sketch or nbytes/width/depth/seed"):
+        spark_udaf.estimate_join_size(F, "k", G, "k", ss.HashSketch(64, 3), width=64, depth=3)
+    with pytest.raises(ValueError, match="width and depth go together"):
+        spark_udaf.estimate_join_size(F, "k", G, "k", width=64)
 
 
 def test_weighted_estimate_with_float_weights(spark):

@@ -52,7 +52,10 @@ def test_main_fallback_and_parquet_inputs(spark, tmp_path, capsys):
     assert job.main(argv) == 0
     out = capsys.readouterr().out
     exact = ss.exact_join_size(zipf_keys(np.arange(5000), 1.0, 800, 0, 5), zipf_keys(np.arange(4000), 1.0, 800, 2, 6))
-    assert "(hash)" in out and "answered exactly" in out and f"exact      : {exact:,}" in out
+    # --left/--right build the library default too (a skimmed sketch over unbounded keys)
+    shape = ", ".join(f"{k}={v}" for k, v in ss.SkimmedSketch(8, 3, seed=0).params.items())
+    assert f"sketch     : SkimmedSketch({shape})" in out
+    assert "(skimmed)" in out and "answered exactly" in out and f"exact      : {exact:,}" in out
 
 
 def test_default_sketch_is_the_library_default_for_the_budget(spark, tmp_path, capsys):

@@ -241,8 +241,9 @@ def test_sketch_by_and_estimate_join_size_use_the_native_path(nspark):
     fast = {r.day: bytes(r.sketch) for r in spark_udaf.sketch_by(df, "k", sk, "day", "w", path="native").collect()}
     slow = {r.day: bytes(r.sketch) for r in spark_udaf.sketch_by(df, "k", sk, "day", "w", path="python").collect()}
     assert fast == slow and len(fast) == 3
-    e_native = spark_udaf.estimate_join_size(df, "k", df, "k")
-    e_python = spark_udaf.estimate_join_size(df, "k", df, "k", path="python")
+    hs = ss.HashSketch(2048, 7)  # the native jar reads format version 2 (not yet the default's virtual layout)
+    e_native = spark_udaf.estimate_join_size(df, "k", df, "k", hs)
+    e_python = spark_udaf.estimate_join_size(df, "k", df, "k", hs, path="python")
     assert e_native.detail["build_path"] == "native" and e_python.detail["build_path"] == "python"
     assert e_native.value == e_python.value
 
@@ -261,9 +262,10 @@ def test_auto_reads_a_plain_parquet_scan_with_the_fast_path(nspark, tmp_path, ca
         jvm = spark_udaf.sketch_column(df, "k", ss.HashSketch(128, 5, 2), "w", path="native")
     assert "native path" in caplog.text
     assert auto.to_bytes() == jvm.to_bytes()
-    e = spark_udaf.estimate_join_size(df, "k", df, "k")
+    hs = ss.HashSketch(2048, 7)  # the native jar reads format version 2 (not yet the default's virtual layout)
+    e = spark_udaf.estimate_join_size(df, "k", df, "k", hs)
     assert e.detail["build_path"] == "python"
-    assert spark_udaf.estimate_join_size(df, "k", df, "k", path="native").detail["build_path"] == "native"
+    assert spark_udaf.estimate_join_size(df, "k", df, "k", hs, path="native").detail["build_path"] == "native"
 
 
 def test_estimate_join_size_with_path_python_never_builds_on_the_jvm(nspark, caplog):

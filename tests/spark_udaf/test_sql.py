@@ -282,5 +282,5 @@ def test_python_implementations_of_the_new_names_answer_as_the_jar(spark):
     assert [r.e.value, r.e.low, r.e.high, r.e.method] == [e.value, e.low, e.high, "hash"]
     with pytest.raises(Exception, match="width must be at least 16"):
         df.agg(py["skim_hash_sketch_agg"]("k", F.lit(8), F.lit(5), F.lit(1))).collect()
-    with pytest.raises(Exception, match="frequency of a str key in a sketch of int keys"):
+    with pytest.raises(Exception, match=r"cannot query frequency\('x'\): key_domain differs \('int' != 'str'\)"):
         two.select(py["skim_frequency"]("a", F.lit("x"))).collect()

@@ -71,29 +71,30 @@ public final class EstimateFunctions {
         return row(self(a, confidence));
     }
 
-    private static double frequency(byte[] a, long key, int kd, double confidence) {
+    private static double frequency(byte[] a, long key, int kd, String repr, double confidence) {
         String fn = "skim_frequency";
-        return Estimator.frequency(load(a, fn + "(a)"), key, kd, confidence, fn).value;
+        return Estimator.frequency(load(a, fn + "(a)"), key, kd, repr, confidence, fn).value;
     }
 
     /** Integer keys. */
     public static double frequencyLong(byte[] a, long key, double confidence) {
-        return frequency(a, key, SketchState.KEY_INT, confidence);
+        return frequency(a, key, SketchState.KEY_INT, Long.toString(key), confidence);
     }
 
     /** DOUBLE keys holding integers below 2^53 (a NaN key, which is NULL, never reaches here). */
     public static double frequencyDouble(byte[] a, double key, double confidence) {
-        return frequency(a, Keys.doubleKey(key), SketchState.KEY_INT, confidence);
+        return frequency(a, Keys.doubleKey(key), SketchState.KEY_INT, Keys.pyRepr(key), confidence);
     }
 
     /** String keys: their UTF-8 bytes. */
     public static double frequencyString(byte[] a, UTF8String key, double confidence) {
-        return frequency(a, Hashing.fingerprint64(key.getBytes()), SketchState.KEY_BYTES, confidence);
+        return frequency(a, Hashing.fingerprint64(key.getBytes()), SketchState.KEY_BYTES, Keys.pyRepr(key.toString()),
+                confidence);
     }
 
     /** Binary keys. */
     public static double frequencyBinary(byte[] a, byte[] key, double confidence) {
-        return frequency(a, Hashing.fingerprint64(key), SketchState.KEY_BYTES, confidence);
+        return frequency(a, Hashing.fingerprint64(key), SketchState.KEY_BYTES, Keys.pyRepr(key), confidence);
     }
 
     /** skim_sketch_info: kind, width, depth, seed, total_weight, null_weight, nbytes. */

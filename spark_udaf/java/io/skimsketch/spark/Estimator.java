@@ -77,13 +77,15 @@ final class Estimator {
         }
         double conf = checkConfidence(confidence);
         if (a.exactMode() && b.exactMode()) {
-            return exact(dot(a.exactEntries(), b.exactEntries()));
+            Est e = exact(dot(a.exactEntries(), b.exactEntries()));
+            return a.nonnegative() && b.nonnegative() ? atLeastZero(e) : e;
         }
         requirePorted(a, fn);
         double[] rows = joinTables(a, b);
         double j = median(rows);
         double var = (f2Bound(selfTables(a)) * f2Bound(selfTables(b)) + j * j) / a.spec().width;
-        return medianEstimate(rows, var, conf, method(a.spec()));
+        Est e = medianEstimate(rows, var, conf, method(a.spec()));
+        return a.nonnegative() && b.nonnegative() ? atLeastZero(e) : e; // the core's sign rule
     }
 
     /** Sketch.self_join_size. */
@@ -95,18 +97,18 @@ final class Estimator {
         requirePorted(a, fn);
         double[] rows = selfTables(a);
         double f2 = f2Bound(rows);
-        return medianEstimate(rows, 2.0 * f2 * f2 / a.spec().width, conf, method(a.spec()));
+        return atLeastZero(medianEstimate(rows, 2.0 * f2 * f2 / a.spec().width, conf, method(a.spec())));
     }
 
     /**
      * Sketch.frequency of a canonical key of key domain kd. A key of the other domain (a string in a
      * sketch of integers, or the reverse) is a KeyTypeError: such keys never match.
      */
-    static Est frequency(SketchState a, long key, int kd, double confidence, String fn) {
+    static Est frequency(SketchState a, long key, int kd, String keyRepr, double confidence, String fn) {
         double conf = checkConfidence(confidence);
         int sd = a.keyDomain();
         if (sd != 0 && sd != kd) {
-            throw new KeyTypeError(crossTypeMessage(kd, sd));
+            throw new IncompatibleSketchError(crossTypeMessage(keyRepr, kd, sd));
         }
         if (a.exactMode()) {
             Number w = a.exactEntries().get(key);
@@ -134,19 +136,27 @@ final class Estimator {
                 rows[p] = c[p][Hashing.bucket(u, s.width)] * (u < 0 ? -1.0 : 1.0);
             }
         }
-        return medianEstimate(rows, f2Bound(selfTables(a)) / s.width, conf, method(s));
+        Est e = medianEstimate(rows, f2Bound(selfTables(a)) / s.width, conf, method(s));
+        return a.nonnegative() ? atLeastZero(e) : e;
     }
 
-    /** The message of a frequency query whose key type is not the sketch's (the same in Python SQL). */
-    static String crossTypeMessage(int keyDomain, int sketchDomain) {
+    /** Estimate.at_least(0): the interval cut at 0 and the value projected onto it (the core's sign rule). */
+    static Est atLeastZero(Est e) {
+        if (!(e.low < 0.0)) {
+            return e;
+        }
+        return new Est(Math.max(e.value, 0.0), 0.0, Math.max(e.high, 0.0), e.confidence, e.method);
+    }
+
+    /** The core's message of a frequency query whose key type is not the sketch's (Sketch.frequency). */
+    static String crossTypeMessage(String keyRepr, int keyDomain, int sketchDomain) {
         String k = SketchState.domainName(keyDomain);
         String s = SketchState.domainName(sketchDomain);
-        return "frequency of " + article(k) + " key in a sketch of " + s + " keys: keys of different types never "
-                + "match (query with " + article(s) + " key)";
-    }
-
-    private static String article(String domain) {
-        return (domain.startsWith("i") ? "an " : "a ") + domain;
+        String sk = sketchDomain == SketchState.KEY_INT ? "integer" : "string/bytes";
+        String kk = keyDomain == SketchState.KEY_INT ? "integer" : "string/bytes";
+        return "cannot query frequency(" + keyRepr + "): key_domain differs ('" + s + "' != '" + k + "'); this sketch "
+                + "holds " + sk + " keys, which a " + kk + " key never equals: query with "
+                + (sketchDomain == SketchState.KEY_INT ? "an " : "a ") + sk + " key";
     }
 
     private static void requirePorted(SketchState a, String fn) {

@@ -38,6 +38,43 @@ final class Keys {
         }
     }
 
+    /** Python's repr of a str (printable ASCII and common escapes; for messages that match the core's). */
+    static String pyRepr(String x) {
+        char q = x.indexOf('\'') >= 0 && x.indexOf('"') < 0 ? '"' : '\'';
+        StringBuilder sb = new StringBuilder().append(q);
+        x.codePoints().forEach(c -> sb.append(escape(c, q, false)));
+        return sb.append(q).toString();
+    }
+
+    /** Python's repr of bytes. */
+    static String pyRepr(byte[] x) {
+        boolean single = new String(x, java.nio.charset.StandardCharsets.ISO_8859_1).indexOf('\'') >= 0;
+        char q = single && new String(x, java.nio.charset.StandardCharsets.ISO_8859_1).indexOf('"') < 0 ? '"' : '\'';
+        StringBuilder sb = new StringBuilder("b").append(q);
+        for (byte b : x) {
+            sb.append(escape(b & 0xFF, q, true));
+        }
+        return sb.append(q).toString();
+    }
+
+    private static String escape(int c, char q, boolean bytes) {
+        switch (c) {
+            case '\\': return "\\\\";
+            case '\n': return "\\n";
+            case '\r': return "\\r";
+            case '\t': return "\\t";
+            default:
+                if (c == q) {
+                    return "\\" + q;
+                }
+                if (c >= 0x20 && c < 0x7F || (!bytes && c > 0xA0 && Character.isLetterOrDigit(c))) {
+                    return new String(Character.toChars(c));
+                }
+                return c < 0x100 ? String.format("\\x%02x", c) : c < 0x10000 ? String.format("\\u%04x", c)
+                        : String.format("\\U%08x", c);
+        }
+    }
+
     /** Python's repr of a float (for messages that match the core's). */
     static String pyRepr(double f) {
         if (Double.isNaN(f)) {

@@ -83,14 +83,14 @@ public final class SelfTest {
         floatStrings(Spec.forBytesPrefix("self-test", 16384, 3, true),
                 "dd71216f6f5bcc0907ec4051cfcc35c332ce493ac2b7ba2ad5a36b299fd80ac8", "search='prefix'");
         Spec virt = Spec.forBytes("self-test", 16384, 0, false);
-        check(virt.width == 815 && virt.depth == 5 && virt.virtualLg == 16 && virt.exact && virt.capacity() == 1018,
+        check(virt.width == 815 && virt.depth == 5 && virt.virtualLg == 20 && virt.exact && virt.capacity() == 1018,
                 "shape of SkimmedSketch.for_bytes(16384) (the virtual layout)");
-        bothModes(virt, "afd5202f11d7d1c7580635fb1b9cf7f4dc07649a37e516297b66dbd82418938d",
-                "a2612e8afdb1625c70fbb52d8fa57a617e84b5a1ec92cef9999f716d290a8298", "the virtual layout");
+        bothModes(virt, "bd59db73d96b1ef263c91be2dafb9daa3b19851d33d005afdfb27041c9516850",
+                "13044dd2e0f9ba0545df879149916a3238733b00d15a5e60dc2ab99b0646b1ed", "the virtual layout");
         range100(Spec.forBytes("self-test", 1024, 0, false),
-                "8cf071471758e887071f83c7fa7d92867376ea9a264135ce75d64658ae2db311", "the virtual layout");
+                "d24e06f166a9ead7dfff399db3343066f0b625f55aa88cbfdf44985080414f6a", "the virtual layout");
         floatStrings(Spec.forBytes("self-test", 16384, 3, true).withExact(false),
-                "e16a59947a724b1d1395bac851c9d51bc185bd78ce2456e3b770f940a01c6a57", "the virtual layout");
+                "432a0523b63201be4fa9c9357647387ece17259ef565eabf29bc01ce4c7b86e0", "the virtual layout");
         int vectors = golden();
         System.out.println("ok " + checks + " (" + vectors + " golden estimate vectors)");
     }
@@ -216,14 +216,17 @@ public final class SelfTest {
             case "freq": {
                 String kind = key.substring(0, key.indexOf(':'));
                 String v = key.substring(key.indexOf(':') + 1);
+                String fn = "skim_frequency";
                 if (kind.equals("int")) {
-                    e = Estimator.frequency(sa, Long.parseLong(v), SketchState.KEY_INT, c, "skim_frequency");
+                    e = Estimator.frequency(sa, Long.parseLong(v), SketchState.KEY_INT, v, c, fn);
                 } else if (kind.equals("float")) {
-                    e = Estimator.frequency(sa, Keys.doubleKey(Double.parseDouble(v)), SketchState.KEY_INT, c,
-                            "skim_frequency");
+                    double d = Double.parseDouble(v);
+                    e = Estimator.frequency(sa, Keys.doubleKey(d), SketchState.KEY_INT, Keys.pyRepr(d), c, fn);
                 } else {
-                    e = Estimator.frequency(sa, Hashing.fingerprint64(hex(v)), SketchState.KEY_BYTES, c,
-                            "skim_frequency");
+                    byte[] raw = hex(v);
+                    String repr = kind.equals("str") ? Keys.pyRepr(new String(raw, StandardCharsets.UTF_8))
+                            : Keys.pyRepr(raw);
+                    e = Estimator.frequency(sa, Hashing.fingerprint64(raw), SketchState.KEY_BYTES, repr, c, fn);
                 }
                 break;
             }

@@ -558,6 +558,18 @@ public final class SketchState implements Externalizable {
         return spec.isFloat ? fnull : nullWeight;
     }
 
+    /**
+     * Whether the bytes tell that every frequency is >= 0 (the core's Sketch.nonnegative after from_bytes):
+     * in exact mode when no entry is negative, in counter mode only when the sketch is empty.
+     */
+    boolean nonnegative() {
+        flushCache();
+        if (exact()) {
+            return exactEntries().values().stream().allMatch(v -> v.doubleValue() >= 0);
+        }
+        return allZero() && (spec.isFloat ? ftotal == 0 && fnull == 0 : total == 0 && nullWeight == 0);
+    }
+
     /** The exact-mode entries (key -> Long or Double weight); null in counter mode. */
     Map<Long, ? extends Number> exactEntries() {
         return entries != null ? entries : fentries;

@@ -14,7 +14,7 @@ final class Spec implements Serializable {
     static final int KEY_RANGE_BYTES = 24;
     static final long MAX_SCAN_DOMAIN = 1L << 22;
     static final int VIRTUAL_BYTES = 8;
-    static final int DEFAULT_VIRTUAL_LG = 16; // skimsketch.virtual.DEFAULT_VIRTUAL_LG
+    static final int DEFAULT_VIRTUAL_LG = 20; // skimsketch.virtual.DEFAULT_VIRTUAL_LG
     static final int MIN_VIRTUAL_LG = 10;
     static final int MAX_VIRTUAL_LG = 22;
 
@@ -123,7 +123,7 @@ final class Spec implements Serializable {
 
     /**
      * SkimmedSketch.for_bytes(nbytes, seed): the library's default sketch (unbounded keys of every type,
-     * skimmed as signed ids of the virtual domain of 2^16 ids; starts in exact mode).
+     * skimmed as signed ids of the virtual domain of 2^20 ids; starts in exact mode).
      */
     static Spec forBytes(String fn, long nbytes, long seed, boolean isFloat) {
         int cb = isFloat ? 8 : 4;
