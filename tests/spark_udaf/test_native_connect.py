@@ -127,7 +127,7 @@ def test_sql_functions_from_a_connect_client(connect_url):
     assert bytes.fromhex(out["h"]) == ss.HashSketch(64, 3, 5).update([str(i) for i in range(300)]).to_bytes()
     assert bytes.fromhex(out["u"]) == ss.HashSketch(64, 3, 5).update(list(range(10))).to_bytes()
     assert "partial_skim_sketch_agg" in out["plan"]
-    c = ss.SkimmedSketch.for_bytes(4096, seed=3).update([i % 7 for i in range(300)])
+    c = ss.from_bytes(ss.SkimmedSketch.for_bytes(4096, seed=3).update([i % 7 for i in range(300)]).to_bytes())
     assert bytes.fromhex(out["c"]) == c.to_bytes()
     e = c.join_size(c)
     assert out["ce"] == {"value": e.value, "low": e.low, "high": e.high, "confidence": 1.0, "method": "exact"}
@@ -145,8 +145,8 @@ def test_the_daily_sketch_workflow_in_sql_alone(connect_url, tmp_path):
                              **{f"visits/{d}": sum(1 for x in visits if x[0] == d) for d in range(7)}}
     for col, make, kf in (("hs", lambda: ss.HashSketch(512, 5, 1), lambda k: k),
                           ("ss", lambda: ss.SkimmedSketch.for_bytes(4096, seed=3), lambda k: k % 40)):
-        a = make().update([kf(k) for _, k in orders])
-        b = make().update([kf(k) for _, k in visits])
+        a = ss.from_bytes(make().update([kf(k) for _, k in orders]).to_bytes())  # as SQL reads them
+        b = ss.from_bytes(make().update([kf(k) for _, k in visits]).to_bytes())
         e, got = a.join_size(b), out[col]
         for f in ("value", "low", "high", "confidence"):
             assert math.isclose(got["e"][f], getattr(e, f), rel_tol=1e-9), (col, f, got["e"], e)
