@@ -86,7 +86,9 @@ def test_every_key_type_is_skimmed_about_as_well_as_small_integers():
 @pytest.mark.slow
 @pytest.mark.parametrize("z", [1.2, 1.5])
 def test_every_key_type_is_skimmed_as_well_as_small_integers(z):
-    check_key_types_match_small_integers(range(64), 1.25, z=z)
+    # the key types are equal in distribution (another random map each): 200 seeds keep the
+    # noise of the ratio of two mean errors near 10 %, under the 1.25x claim (64 seeds gave 1.26)
+    check_key_types_match_small_integers(range(200), 1.25, z=z)
 
 
 def test_the_sketch_is_the_hash_sketch_of_the_signed_virtual_ids():
