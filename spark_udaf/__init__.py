@@ -5,8 +5,11 @@ import skimsketch as ss, spark_udaf
 a = spark_udaf.sketch_column(orders, "customer_id", ss.HashSketch(width=2048, depth=7, seed=1))
 est = spark_udaf.estimate_join_size(orders, "customer_id", visits, "customer_id", tolerance=0.1)
 exact = spark_udaf.exact_join_size(orders, "customer_id", visits, "customer_id")
-spark_udaf.register(spark)   # skim_sketch, skim_merge, skim_join_size, ... in Spark SQL
+spark = spark_udaf.configure(SparkSession.builder).getOrCreate()   # the native SQL functions' jar
+spark_udaf.register(spark)   # skim_sketch_agg, skim_union_agg, skim_join_size, ... in Spark SQL
 ```
+
+``spark_udaf.functions`` has Column helpers for the same functions.
 
 Sketches are built per partition on the executors (``mapInArrow``) and only
 their bytes are merged: rows never reach the driver and are never shuffled.
@@ -18,7 +21,9 @@ from .build import merge_sketch_column, sketch_by, sketch_column, sketch_pair, s
 from .cluster import ship_package
 from .estimate import estimate_join_size, relative_half_width
 from .exact import exact_join_size, exact_self_join_size, frequencies
-from .sql import FUNCTIONS, register
+from . import functions
+from .native import configure
+from .sql import ALIASES, FUNCTIONS, register
 from .streaming import StreamingSketch, read_state
 
 __all__ = [
@@ -33,8 +38,11 @@ __all__ = [
     "exact_join_size",
     "exact_self_join_size",
     "frequencies",
+    "configure",
     "register",
+    "functions",
     "FUNCTIONS",
+    "ALIASES",
     "ship_package",
     "StreamingSketch",
     "read_state",

@@ -6,7 +6,9 @@ Python workers.
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from contextlib import contextmanager
 from functools import reduce
 
@@ -25,7 +27,9 @@ __all__ = [
     "load_sketch",
     "merge_blobs",
     "require_sketch",
+    "resolve_column",
     "worker_errors",
+    "worker_python",
 ]
 
 #: Spark SQL types accepted as join keys (docs/inputs.md: integers, strings, bytes; floats only
@@ -96,8 +100,10 @@ def check_weight_fits(field, sketch) -> None:
         )
 
 
-#: A skimsketch error raised inside a Spark task, as its class and message appear in the task's error.
-_WORKER_ERROR = re.compile(r"skimsketch\.errors\.(KeyTypeError|CounterOverflowError|KeyDomainError): ([^\n]*)")
+#: A skimsketch error raised inside a Spark task, as its class and message appear in the task's error: the
+#: core's (Python workers) or the jar's classes of the same names (io.skimsketch.spark.KeyTypeError, ...).
+_WORKER_ERROR = re.compile(r"(?:skimsketch\.errors|io\.skimsketch\.spark)\.(KeyTypeError|CounterOverflowError|"
+                           r"KeyDomainError|CorruptSketchError|IncompatibleSketchError): ([^\n]*)")
 
 
 @contextmanager
@@ -113,7 +119,12 @@ def worker_errors():
         m = _WORKER_ERROR.search(str(e))
         if m is None:
             raise
-        raise getattr(ss, m.group(1))(m.group(2).strip()) from None
+        cls = getattr(ss, m.group(1))
+        if cls is ss.IncompatibleSketchError:  # its constructor takes the field; keep the JVM's whole message
+            err = ss.SketchError.__new__(cls)
+            ss.SketchError.__init__(err, m.group(2).strip())
+            raise err from None
+        raise cls(m.group(2).strip()) from None
 
 
 def check_columns(df, column: str, sketch, weight: str | None = None) -> None:
@@ -164,3 +175,65 @@ def merge_blobs(blobs, what: str = "sketch"):
     if not sketches:
         return None
     return reduce(lambda a, b: a.merge(b), sketches[1:], sketches[0])
+
+
+def worker_python(spark) -> bool:
+    """Point a classic local session's Python workers at this interpreter when nothing else chose one.
+
+    PySpark starts workers with ``$PYSPARK_PYTHON`` or else a bare ``python3``, which
+    outside this environment lacks numpy and mmh3 (``No module named 'mmh3'`` on the
+    first Python task). For a ``local``/``local-cluster`` master without
+    ``PYSPARK_PYTHON``, the session's context takes ``sys.executable`` (the workers run
+    on this machine). Returns whether it changed anything; Connect sessions and other
+    masters are left alone (set ``PYSPARK_PYTHON`` or ``spark.pyspark.python`` there).
+    """
+    sc = getattr(spark, "sparkContext", None) if getattr(spark, "_jsparkSession", None) is not None else None
+    if sc is None or os.environ.get("PYSPARK_PYTHON") or not str(sc.master).startswith("local"):
+        return False
+    if getattr(sc, "pythonExec", None) in (None, "python3", "python") and sys.executable:
+        sc.pythonExec = sys.executable
+        return True
+    return False
+
+
+def resolve_column(df, column):
+    """``(df, name)``: ``column`` (a name, as Spark resolves names, or a ``Column``) as a top-level column of ``df``.
+
+    A name matching a top-level field exactly, or case-insensitively when
+    ``spark.sql.caseSensitive`` is false (Spark's default), keeps ``df`` as it is
+    (so a plain Parquet scan stays one). Any other name (a nested field ``a.b``, a
+    back-quoted name) and any ``Column`` expression is resolved by Spark itself
+    (``df.select``): an unknown name raises Spark's ``AnalysisException``, and the
+    value becomes a column ``__skim_<n>`` added to ``df``. Works on classic and
+    Spark Connect DataFrames.
+    """
+    if isinstance(column, str):
+        names = [f.name for f in df.schema.fields]
+        if column in names:
+            return df, column
+        sensitive = str(df.sparkSession.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
+        if not sensitive:
+            hits = [n for n in names if n.lower() == column.lower()]
+            if len(hits) == 1:
+                return df, hits[0]
+        from pyspark.sql import functions as F
+
+        column = F.col(column)
+    elif not _is_column(column):
+        raise TypeError(f"column must be a column name (str) or a pyspark Column, got {type(column).__name__}")
+    name = _fresh_name(df)
+    return df.withColumn(name, column), name
+
+
+def _is_column(x) -> bool:
+    from pyspark.sql import Column
+
+    return isinstance(x, Column)
+
+
+def _fresh_name(df) -> str:
+    names = set(df.columns)
+    i = 0
+    while f"__skim_{i}" in names:
+        i += 1
+    return f"__skim_{i}"

@@ -1,21 +1,27 @@
-"""Native (JVM) Spark SQL sketch aggregates: build, locate and register the ``skimsketch-spark`` jar.
+"""Native (JVM) Spark SQL functions: locate (or build), configure and register the ``skimsketch-spark`` jar.
 
-The Java sources ship inside this package (``spark_udaf/java``) and are
-compiled on demand with ``javac`` against the jars of the installed pyspark
-into a cache directory keyed by a hash of the sources and the Spark version
-(``$SKIMSKETCH_JAR_CACHE``, default ``~/.cache/skimsketch``). The jar provides:
+A wheel built with ``pip wheel .`` carries the jar compiled for the pyspark it was
+built against (``spark_udaf/jars/skimsketch-spark-<spark version>.jar``,
+:mod:`spark_udaf.native_jar`); :func:`jar_path` takes it when the installed
+pyspark has that version. Otherwise (a checkout, another Spark) the Java sources
+shipped in this package (``spark_udaf/java``) are compiled on demand with
+``javac`` against the jars of the installed pyspark into a cache directory keyed
+by a hash of the sources and the Spark version (``$SKIMSKETCH_JAR_CACHE``,
+default ``~/.cache/skimsketch``). The jar provides:
 
 * ``skim_sketch_agg(key [, weight] [, nbytes [, seed] | width, depth, seed])``: the
   library's default sketch, ``SkimmedSketch.for_bytes(nbytes, seed)`` (16384 bytes,
   seed 0 by default), or ``SkimmedSketch(width, depth, seed)``;
 * ``skim_hash_sketch_agg(key [, weight], width, depth [, seed])``: a ``HashSketch``;
 * ``skim_union_agg(sketch)`` and the scalar ``skim_union(a, b)``;
+* the estimates ``skim_join_size[_bounds](a, b [, confidence])``,
+  ``skim_self_join_size[_bounds](a [, confidence])``, ``skim_frequency(a, key [, confidence])``,
+  ``skim_sketch_info(a)`` for hash, AGMS and exact-mode sketches;
 
-all producing the core's bytes (``ss.from_bytes`` reads them), as
-``ObjectHashAggregate`` with map-side partial aggregation. See docs/native.md.
+all producing the core's bytes and numbers. See docs/native.md.
 
-``configure(builder)`` adds the jar and the session extension
-(``io.skimsketch.spark.SkimExtensions``) to a session being built;
+``configure(builder)`` (also ``spark_udaf.configure``) adds the jar and the session
+extension (``io.skimsketch.spark.SkimExtensions``) to a session being built;
 ``register(spark)`` registers the functions in a running classic session whose
 JVM already has the jar on its class path.
 """
@@ -24,25 +30,27 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import subprocess
-import tempfile
-import zipfile
+import sys
 from functools import cache
 from pathlib import Path
 
-__all__ = ["EXTENSION", "FUNCTIONS", "NativeBuildError", "available", "configure", "jar_path", "loaded", "register",
-           "self_test"]
+from .native_jar import SOURCES, JarBuildError, compile_jar, jar_name, resources, sources, tool
+
+__all__ = ["EXTENSION", "FUNCTIONS", "SHIPPED", "NativeBuildError", "available", "configure", "drop_injected",
+           "jar_path", "loaded", "register", "self_test", "shipped_jar"]
 
 EXTENSION = "io.skimsketch.spark.SkimExtensions"
 _REGISTRY = "io.skimsketch.spark.SkimFunctions"
 #: SQL functions the jar provides.
-FUNCTIONS = ("skim_sketch_agg", "skim_hash_sketch_agg", "skim_sketch_like_agg", "skim_union_agg", "skim_union")
-_SOURCES = Path(__file__).parent / "java"
+FUNCTIONS = ("skim_sketch_agg", "skim_hash_sketch_agg", "skim_sketch_like_agg", "skim_union_agg", "skim_union",
+             "skim_join_size", "skim_join_size_bounds", "skim_self_join_size", "skim_self_join_size_bounds",
+             "skim_frequency", "skim_sketch_info")
+#: Where a wheel keeps the jar it was built with (setup.py, spark_udaf.native_jar).
+SHIPPED = Path(__file__).parent / "jars"
 
 
-class NativeBuildError(RuntimeError):
-    """The jar could not be built (no JDK, no pyspark, or a compiler error)."""
+NativeBuildError = JarBuildError  # the jar could not be built (no JDK, no pyspark, or a compiler error)
 
 
 def _spark_home() -> tuple[Path, str]:
@@ -54,54 +62,38 @@ def _spark_home() -> tuple[Path, str]:
     return Path(pyspark.__file__).parent, pyspark.__version__
 
 
-def _tool(name: str) -> str:
-    home = os.environ.get("JAVA_HOME")
-    if home and (Path(home) / "bin" / name).exists():
-        return str(Path(home) / "bin" / name)
-    found = shutil.which(name)
-    if found is None:
-        raise NativeBuildError(f"{name} not found: install a JDK (17 or later) or set JAVA_HOME")
-    return found
-
-
-def _sources() -> list[Path]:
-    return sorted(_SOURCES.rglob("*.java"))
-
-
 def _cache_dir() -> Path:
     return Path(os.environ.get("SKIMSKETCH_JAR_CACHE") or Path.home() / ".cache" / "skimsketch")
 
 
 def _key(version: str) -> str:
     h = hashlib.sha256(f"spark {version}\n".encode())
-    for src in _sources():
-        h.update(src.relative_to(_SOURCES).as_posix().encode() + b"\0" + src.read_bytes())
+    for src in sources() + resources():
+        h.update(src.relative_to(SOURCES).as_posix().encode() + b"\0" + src.read_bytes())
     return h.hexdigest()[:16]
+
+
+def shipped_jar(version: str) -> Path:
+    """The path of the jar a wheel ships for Spark ``version`` (it may not exist)."""
+    return SHIPPED / jar_name(version)
 
 
 @cache
 def jar_path() -> Path:
-    """The jar for the installed pyspark, compiled into the cache on first use."""
+    """The jar for the installed pyspark: the one the wheel ships, else compiled into the cache on first use."""
     home, version = _spark_home()
+    shipped = shipped_jar(version)
+    if shipped.exists():
+        return shipped
     jar = _cache_dir() / f"skimsketch-spark-{version}-{_key(version)}.jar"
     if jar.exists():
         return jar
-    javac = _tool("javac")
-    jar.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=jar.parent) as tmp:
-        classes = Path(tmp) / "classes"
-        cmd = [javac, "--release", "17", "-nowarn", "-encoding", "UTF-8", "-d", str(classes),
-               "-cp", str(home / "jars" / "*"), *map(str, _sources())]
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        if done.returncode:
-            raise NativeBuildError(f"javac failed ({done.returncode}):\n{done.stderr[-4000:]}")
-        part = Path(tmp) / jar.name
-        with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as z:
-            z.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\nCreated-By: skimsketch\n")
-            for f in sorted(classes.rglob("*.class")):
-                z.write(f, f.relative_to(classes).as_posix())
-        os.replace(part, jar)  # atomic: concurrent builders leave one complete jar
-    return jar
+    try:
+        return compile_jar(jar, home / "jars")
+    except JarBuildError as e:
+        others = sorted(p.name for p in SHIPPED.glob("*.jar")) if SHIPPED.is_dir() else []
+        note = f" (this package ships {', '.join(others)}, for another Spark)" if others else ""
+        raise NativeBuildError(f"{e}{note}") from None
 
 
 @cache
@@ -116,7 +108,7 @@ def available() -> bool:
 
 def self_test() -> str:
     """Run the jar's self-test (the hash family's pinned vectors, fingerprints, sketch bytes) -> its output."""
-    done = subprocess.run([_tool("java"), "-cp", str(jar_path()), "io.skimsketch.spark.SelfTest"],
+    done = subprocess.run([tool("java"), "-cp", str(jar_path()), "io.skimsketch.spark.SelfTest"],
                           capture_output=True, text=True)
     if done.returncode:
         raise AssertionError(f"native self-test failed:\n{done.stdout}{done.stderr}")
@@ -133,8 +125,19 @@ def configure(builder, extensions: str | None = None, jars: str | None = None):
 
     ``spark.jars``, ``spark.driver.extraClassPath`` and ``spark.sql.extensions`` are
     set; pass the values you would otherwise set for ``jars`` (comma-separated)
-    and ``extensions`` so that they are kept.
+    and ``extensions`` so that they are kept. When the session will run locally
+    (no master, or ``local``/``local-cluster``) and ``PYSPARK_PYTHON`` is not set, it
+    is set to this interpreter, so that Python workers find numpy and mmh3. A
+    Spark Connect builder (``.remote(...)``) is refused: the server needs the jar
+    and the extension in its own configuration (docs/native.md).
     """
+    options = getattr(builder, "_options", {}) or {}
+    if "spark.remote" in options or "spark.connect.remote" in options:
+        raise ValueError("configure() sets up a classic session: for Spark Connect start the server with "
+                         f"--conf spark.jars={jar_path()} --conf spark.sql.extensions={EXTENSION}")
+    master = str(options.get("spark.master") or os.environ.get("MASTER") or "local")
+    if master.startswith("local") and not os.environ.get("PYSPARK_PYTHON") and sys.executable:
+        os.environ["PYSPARK_PYTHON"] = sys.executable
     jar = str(jar_path())
     return (builder.config("spark.jars", _append(jars, jar, ","))
             .config("spark.driver.extraClassPath", jar)
@@ -151,6 +154,13 @@ def loaded(spark) -> bool:
     except Exception:
         return False
     return True
+
+
+def drop_injected(spark, names) -> None:
+    """Drop the session extension's versions of ``names`` (Spark resolves them before temporary functions),
+    so that Python functions registered under those names are the ones SQL calls."""
+    if loaded(spark):
+        spark._jvm.io.skimsketch.spark.SkimFunctions.dropInjected(spark._jsparkSession, list(names))
 
 
 def register(spark) -> tuple:

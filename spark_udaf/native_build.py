@@ -2,9 +2,9 @@
 
 When the session's JVM has the native jar (:mod:`spark_udaf.native`) and the
 sketch and columns are ones the Java aggregates build byte-identically —
-a ``HashSketch`` or ``SkimmedSketch`` (any shape, domain or hierarchy), keys
-of an integer, string or binary type, no weight or an integer weight, or a
-float weight with float counters — the sketch is built by
+a ``HashSketch`` or ``SkimmedSketch`` (any shape, domain, hierarchy or layout),
+keys of an integer, float/double (integral values), string or binary type, no
+weight, an integer or DECIMAL weight, or a float weight with float counters — the sketch is built by
 ``skim_sketch_like_agg(key [, weight], template)``: map-side partial
 aggregation on the JVM, no Python worker and no row-to-Arrow conversion.
 Anything else returns ``None`` and the caller takes the Python path.
@@ -24,8 +24,8 @@ __all__ = ["PATHS", "check_path", "log_path", "native_reason", "sketch_by", "ske
 #: Values of the ``path`` argument of the builders: "auto" (native when possible), "native", "python".
 PATHS = ("auto", "native", "python")
 _INT_TYPES = ("tinyint", "smallint", "int", "bigint")
-_KEY_TYPES = _INT_TYPES + ("string", "binary")
 _FLOAT_TYPES = ("float", "double")
+_KEY_TYPES = _INT_TYPES + _FLOAT_TYPES + ("string", "binary")
 _log = logging.getLogger("spark_udaf")
 
 
@@ -40,7 +40,7 @@ def native_reason(df, column: str, sketch, weight: str | None) -> str | None:
         return f"key type {key}"
     if weight is not None:
         wt = field_of(df, weight).dataType.simpleString()
-        if not (wt in _INT_TYPES or (wt in _FLOAT_TYPES and sketch.float_counters)):
+        if not (wt in _INT_TYPES or wt.startswith("decimal(") or (wt in _FLOAT_TYPES and sketch.float_counters)):
             return f"weight type {wt} with {sketch.dtype} counters"
     return None
 

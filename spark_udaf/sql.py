@@ -1,22 +1,12 @@
-"""Spark SQL functions on sketch bytes, registered by :func:`register`.
+"""Spark SQL functions on sketch bytes, registered by :func:`register` (docs/spark.md).
 
-Aggregates (build and merge sketches; results are the core's bytes)::
+One family of names, the same as the native (JVM) functions of the jar
+(:mod:`spark_udaf.native`, docs/native.md)::
 
-    skim_sketch(key, width, depth, seed)                  -- HashSketch of key
-    skim_sketch_weighted(key, weight, width, depth, seed) -- HashSketch, weight per row
-    skim_skimmed_sketch(key, width, depth, seed, domain)  -- SkimmedSketch, keys in [0, domain);
-                                                             domain NULL: unbounded int/string keys
-    skim_merge(sketch)                                    -- merge of sketch bytes
-
-Table function (map-side building, the scalable SQL path)::
-
-    skim_sketch_partials(TABLE(SELECT k AS key [, w AS weight] [, g AS grp] FROM t),
-                         width, depth, seed [, domain])
-      -> rows (grp STRING, sketch BINARY): one partial sketch per input partition
-         (and grp value); merge them with skim_merge(sketch) [GROUP BY grp].
-
-Scalar functions (NULL in, NULL out)::
-
+    skim_sketch_agg(key [, weight] [, nbytes [, seed]])   -- the library default, SkimmedSketch.for_bytes
+    skim_hash_sketch_agg(key [, weight], width, depth [, seed])
+    skim_union_agg(sketch)            -- merge of sketch bytes (NULLs skipped)
+    skim_union(a, b)                  -- merge of two sketches
     skim_join_size(a, b)              DOUBLE   join-size estimate
     skim_join_size_bounds(a, b)       STRUCT<value, low, high, confidence, method>
     skim_self_join_size(a)            DOUBLE
@@ -24,16 +14,39 @@ Scalar functions (NULL in, NULL out)::
     skim_frequency(a, key)            DOUBLE   point estimate of key's frequency
     skim_sketch_info(a)               STRUCT<kind, width, depth, seed, total_weight, null_weight, nbytes>
 
+When the session's JVM has the jar, the builders and unions are the native
+ones (map-side partial aggregation, any arguments above); the Python
+implementations here are registered under those names only when it has not,
+and then with fixed arities: ``skim_sketch_agg(key)`` (16384 bytes, seed 0)
+and ``skim_hash_sketch_agg(key, width, depth, seed)``. The estimates are the
+Python functions below by default (they answer every sketch kind; the JVM
+does not have the skimmed estimator yet), or the native ones with
+``register(spark, estimates="native")``.
+
+Python-only functions, kept under their earlier names (documented aliases)::
+
+    skim_sketch(key, width, depth, seed)                  -- = skim_hash_sketch_agg(key, width, depth, seed)
+    skim_sketch_weighted(key, weight, width, depth, seed) -- HashSketch, weight per row
+    skim_skimmed_sketch(key, width, depth, seed, domain)  -- SkimmedSketch, keys in [0, domain);
+                                                             domain NULL: unbounded int/string keys
+    skim_merge(sketch)                                    -- = skim_union_agg(sketch)
+    skim_sketch_partials(TABLE(SELECT k AS key [, w AS weight] [, g AS grp] FROM t),
+                         width, depth, seed [, domain])
+      -> rows (grp STRING, sketch BINARY): one partial sketch per input partition
+         (and grp value); merge them with skim_merge(sketch) [GROUP BY grp].
+
+Scalar functions return NULL for NULL arguments.
+
 Partial aggregation. PySpark Python aggregates never aggregate map-side: all
-rows of a group are shuffled to one Python worker. ``skim_sketch*`` stream
+rows of a group are shuffled to one Python worker. The Python builders stream
 those rows in Arrow batches (memory: one batch plus one sketch, but the whole
 group's rows cross the network and one task does all the hashing);
 ``skim_merge`` receives the group's sketch bytes at once (memory: all sketches
 of the group — fine, they are small and few). ``skim_sketch_partials`` builds
 per partition with no row shuffle: use it (or :func:`spark_udaf.sketch_column`
-/ :func:`spark_udaf.sketch_by` from Python) for large tables.
+/ :func:`spark_udaf.sketch_by` from Python, or the native functions) for large tables.
 Spark restrictions: a Python aggregate cannot share a SELECT with built-in
-aggregates, a ``skim_sketch*`` aggregate must be the only Python aggregate of
+aggregates, a Python builder must be the only Python aggregate of
 its SELECT, and a global Python aggregate over zero rows returns zero rows.
 """
 
@@ -47,11 +60,19 @@ import pyarrow as pa  # type hints of the Arrow UDFs are resolved in this module
 import skimsketch as ss
 
 from . import native
-from ._common import load_sketch, merge_blobs
+from ._common import load_sketch, merge_blobs, worker_python
 from .partials import PartialAccumulator
 from .schemas import ESTIMATE, INFO, arrow_type, ddl, estimate_row, sketch_row
 
-__all__ = ["register", "FUNCTIONS", "skim_merge_udf", "MERGE_SUBPLANS_RULE"]
+__all__ = ["register", "python_functions", "FUNCTIONS", "ALIASES", "ESTIMATES", "MIN_NBYTES", "MIN_WIDTH", "skim_merge_udf",
+           "MERGE_SUBPLANS_RULE"]
+
+#: The smallest byte budget and width the SQL builders accept (the native ones' too: SkimFunctions.java).
+MIN_NBYTES = 1024
+MIN_WIDTH = 16
+#: Where the estimate functions run: "python" (every sketch kind) or "native" (the JVM; hash, AGMS and
+#: exact-mode sketches -- a counter-mode skimmed sketch raises until its estimator is ported).
+ESTIMATES = ("python", "native")
 
 ESTIMATE_TYPE = ddl(ESTIMATE)  # declared in spark_udaf.schemas
 INFO_TYPE = ddl(INFO)
@@ -73,8 +94,13 @@ def _constant(arr, name: str, fn: str, nullable: bool = False):
     return mm["min"]
 
 
-def _new_sketch(fn: str, kind: str, width, depth, seed, domain=None, dtype="int64"):
+def _new_sketch(fn: str, kind: str, width=None, depth=None, seed=0, domain=None, dtype="int64"):
     try:
+        if kind == "default":  # skim_sketch_agg: the library default at the default budget
+            return ss.SkimmedSketch.for_bytes(16384, seed=0, dtype=dtype)
+        if kind == "hash" and int(width) < MIN_WIDTH:
+            raise ValueError(f"width must be at least {MIN_WIDTH} (narrower tables' errors swamp their estimates), "
+                             f"got {int(width)}")
         if kind == "skimmed":
             return ss.SkimmedSketch(width=int(width), depth=int(depth), seed=int(seed),
                                     domain=None if domain is None else int(domain), dtype=dtype)
@@ -116,7 +142,7 @@ def build_from_batches(fn: str, kind: str, batches, weighted: bool, n_params: in
         _check_key_array(fn, keys)
         if len(keys) == 0:
             continue
-        names = ("width", "depth", "seed", "domain")[:n_params]
+        names = ("width", "depth", "seed", "domain")[:n_params]  # kind "default" takes none
         these = tuple(_constant(c, n, fn, nullable=n == "domain") for c, n in zip(pcols, names))
         if params is None:
             params = these
@@ -196,10 +222,18 @@ def frequency_impl(blobs, keys, confidence: float = 0.95):
     load = _Loader("skim_frequency", "a")
     out = []
     for x, k in zip(blobs, keys):
-        if x is None or k is None:
+        if x is None or k is None or (isinstance(k, float) and k != k):  # NaN is NULL
             out.append(None)
             continue
-        out.append(float(load(x).frequency(k, confidence=confidence).value))
+        out.append(float(load(x).frequency(k, confidence=confidence).value))  # a key of the other type raises
+    return out
+
+
+def union_impl(a_blobs, b_blobs):
+    """``skim_union``: the merge of two sketches per row (NULL if either is NULL)."""
+    out = []
+    for x, y in zip(a_blobs, b_blobs):
+        out.append(None if x is None or y is None else merge_impl([x, y]))
     return out
 
 
@@ -244,8 +278,17 @@ def _builders():
     def skim_skimmed_sketch(it: Iterator[tuple[pa.Array, pa.Array, pa.Array, pa.Array, pa.Array]]) -> bytes:
         return build_from_batches("skim_skimmed_sketch", "skimmed", it, False, 4)
 
+    @arrow_udf("binary")
+    def skim_sketch_agg(it: Iterator[pa.Array]) -> bytes:
+        return build_from_batches("skim_sketch_agg", "default", ((a,) for a in it), False, 0)
+
+    @arrow_udf("binary")
+    def skim_hash_sketch_agg(it: Iterator[tuple[pa.Array, pa.Array, pa.Array, pa.Array]]) -> bytes:
+        return build_from_batches("skim_hash_sketch_agg", "hash", it, False, 3)
+
     return {"skim_sketch": skim_sketch, "skim_sketch_weighted": skim_sketch_weighted,
-            "skim_skimmed_sketch": skim_skimmed_sketch}
+            "skim_skimmed_sketch": skim_skimmed_sketch, "skim_sketch_agg": skim_sketch_agg,
+            "skim_hash_sketch_agg": skim_hash_sketch_agg}
 
 
 def _scalars(confidence: float):
@@ -276,8 +319,12 @@ def _scalars(confidence: float):
     def skim_sketch_info(a: pa.Array) -> pa.Array:
         return pa.array(info_impl(a.to_pylist()), arrow_type(INFO))
 
+    @arrow_udf("binary")
+    def skim_union(a: pa.Array, b: pa.Array) -> pa.Array:
+        return pa.array(union_impl(a.to_pylist(), b.to_pylist()), pa.binary())
+
     return {f.__name__: f for f in (skim_join_size, skim_join_size_bounds, skim_self_join_size,
-                                    skim_self_join_size_bounds, skim_frequency, skim_sketch_info)}
+                                    skim_self_join_size_bounds, skim_frequency, skim_sketch_info, skim_union)}
 
 
 def _partials_udtf():
@@ -336,10 +383,15 @@ def _partials_udtf():
     return SkimSketchPartials
 
 
-#: Names of the SQL functions :func:`register` creates.
-FUNCTIONS = ("skim_sketch", "skim_sketch_weighted", "skim_skimmed_sketch", "skim_merge", "skim_join_size",
+#: The one family of SQL function names (native when the JVM has the jar, else these Python functions).
+FUNCTIONS = ("skim_sketch_agg", "skim_hash_sketch_agg", "skim_union_agg", "skim_union", "skim_join_size",
              "skim_join_size_bounds", "skim_self_join_size", "skim_self_join_size_bounds", "skim_frequency",
-             "skim_sketch_info", "skim_sketch_partials")
+             "skim_sketch_info")
+#: Earlier Python names, kept as documented aliases and Python-only functions (module doc).
+ALIASES = ("skim_sketch", "skim_sketch_weighted", "skim_skimmed_sketch", "skim_merge", "skim_sketch_partials")
+_NATIVE_BUILDS = ("skim_sketch_agg", "skim_hash_sketch_agg", "skim_union_agg", "skim_union")
+_ESTIMATE_NAMES = ("skim_join_size", "skim_join_size_bounds", "skim_self_join_size", "skim_self_join_size_bounds",
+                   "skim_frequency", "skim_sketch_info")
 
 
 #: Spark 4.3 optimizer rule that crashes on plans with Python aggregates
@@ -358,26 +410,47 @@ def _exclude_rule(spark, rule: str) -> None:
         spark.conf.set(key, ",".join(rules + [rule]))
 
 
-def register(spark, confidence: float = 0.95, exclude_merge_subplans: bool = True) -> tuple:
-    """Register the ``skim_*`` SQL functions in ``spark`` (see the module doc).
+def python_functions(confidence: float = 0.95) -> dict:
+    """{name: the Python implementation} of :data:`FUNCTIONS` and the aliases (not the table function),
+    as :func:`register` registers them where the JVM has no jar."""
+    fns = dict(_builders())
+    fns["skim_merge"] = skim_merge_udf()
+    fns["skim_union_agg"] = skim_merge_udf()
+    fns.update(_scalars(confidence))
+    return fns
 
-    ``confidence`` is the level of the intervals returned by the ``*_bounds``
-    functions. With ``exclude_merge_subplans`` (default) the session's
+
+def register(spark, confidence: float = 0.95, exclude_merge_subplans: bool = True,
+             estimates: str = "python") -> tuple:
+    """Register the ``skim_*`` SQL functions in ``spark`` (see the module doc) -> their names.
+
+    When the session's JVM has the native jar (:func:`spark_udaf.configure`), its
+    functions keep the names of :data:`FUNCTIONS` for building and merging; the
+    estimate functions are the Python ones (``estimates="python"``, every sketch
+    kind, at ``confidence``) or stay the JVM's (``estimates="native"``: no Python
+    in the plan; the confidence is a third argument there, 0.95 by default). Without
+    the jar every name is a Python function. :data:`ALIASES` are registered too.
+    With ``exclude_merge_subplans`` (default) the session's
     ``spark.sql.optimizer.excludedRules`` gains :data:`MERGE_SUBPLANS_RULE`,
     working around a Spark planner crash on queries that combine several
-    Python aggregates over one table. When the session's JVM has the native
-    jar (:mod:`spark_udaf.native`), its aggregates (``skim_sketch_agg``,
-    ``skim_hash_sketch_agg``, ``skim_union_agg``, ``skim_union``) are
-    registered too. Returns the registered names.
+    Python aggregates over one table. A classic local session whose workers would
+    start a bare ``python3`` gets this interpreter instead (``_common.worker_python``).
     """
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    if estimates not in ESTIMATES:
+        raise ValueError(f"estimates must be one of {ESTIMATES}, got {estimates!r}")
+    worker_python(spark)
     if exclude_merge_subplans:
         _exclude_rule(spark, MERGE_SUBPLANS_RULE)
-    fns = dict(_builders())
-    fns["skim_merge"] = skim_merge_udf()
-    fns.update(_scalars(confidence))
-    for name, f in fns.items():
-        spark.udf.register(name, f)
+    native_names = native.register(spark)
+    fns = python_functions(confidence)
+    keep = set(native_names) & (set(_NATIVE_BUILDS) | (set(_ESTIMATE_NAMES) if estimates == "native" else set()))
+    if estimates == "native" and not native_names:
+        raise ValueError("estimates='native' needs the native jar in the session's JVM (spark_udaf.configure)")
+    python_names = [name for name in fns if name not in keep]  # fns: python_functions(confidence)
+    native.drop_injected(spark, [n for n in python_names if n in native_names])
+    for name in python_names:
+        spark.udf.register(name, fns[name])
     spark.udtf.register("skim_sketch_partials", _partials_udtf())
-    return FUNCTIONS + native.register(spark)
+    return tuple(dict.fromkeys(FUNCTIONS + ALIASES + native_names))

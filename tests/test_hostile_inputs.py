@@ -581,10 +581,9 @@ def test_one_default_sketch_in_the_cli_the_api_and_the_job(spark, files, tmp_pat
 
 
 @pytest.mark.spark
-@pytest.mark.xfail(strict=True, reason="spark_udaf.native_build.native_reason does not decline the default's virtual "
-                   "layout (format version 3), which the jar cannot read yet: path='auto' on a DataFrame that is not "
-                   "a plain Parquet scan raises instead of taking the Python path")
 def test_the_default_sketch_on_any_dataframe_with_path_auto(spark, files):
+    """The default's virtual layout (format version 3) through path='auto' on a DataFrame that is not a plain
+    Parquet scan: the jar builds it (an xfail until the jar read version 3)."""
     import spark_udaf
     from spark_udaf import native
 

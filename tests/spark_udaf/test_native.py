@@ -6,6 +6,7 @@ import numpy as np
 import random
 
 import pytest
+from pyspark.sql import functions as F
 
 import skimsketch as ss
 import spark_udaf
@@ -77,8 +78,10 @@ def test_sql_sketches_are_byte_identical_to_the_core(nspark, partitions):
     got = df.selectExpr(*exprs).collect()[0]
     for name, blob, want in zip(got.asDict(), got, expected):
         assert bytes(blob) == want, name
-    # both modes of the default sketch: exact entries (16 KB) and converted to counters (1 KB, 58 keys > 56)
-    assert ss.from_bytes(expected[-5]).exact_mode and not ss.from_bytes(expected[-4]).exact_mode
+    # both modes of the default sketch: exact entries (16 KB; 1 KB of int counters holds the 58 keys) and
+    # converted to counters (1 KB of float counters holds 56 entries)
+    assert ss.from_bytes(expected[-5]).exact_mode and ss.from_bytes(expected[-4]).exact_mode
+    assert not ss.from_bytes(expected[-2]).exact_mode
 
 
 def test_partial_aggregation_beside_builtins_and_group_by(nspark):
@@ -134,17 +137,46 @@ def test_incompatible_merges_fail_naming_the_field(nspark):
 def test_unsupported_types_and_parameters_are_analysis_errors(nspark):
     from pyspark.errors import AnalysisException
 
-    df = nspark.createDataFrame([(1.5, 1, "x")], "d double, k bigint, s string")
-    with pytest.raises(AnalysisException, match=r"key has type double.*CAST\(key AS BIGINT\)"):
-        df.selectExpr("skim_sketch_agg(d)").collect()
+    df = nspark.createDataFrame([(1.5, 1, "x")], "d double, k bigint, s string").withColumn("t", F.current_date())
+    with pytest.raises(AnalysisException, match=r"key has type date.*CAST\(key AS BIGINT\)"):
+        df.selectExpr("skim_sketch_agg(t)").collect()
     with pytest.raises(AnalysisException, match="weight has type string"):
         df.selectExpr("skim_sketch_agg(k, s)").collect()
-    with pytest.raises(AnalysisException, match="nbytes must be"):
+    with pytest.raises(AnalysisException, match=r"nbytes must be at least 1024 .*got 10\b"):
         df.selectExpr("skim_sketch_agg(k, 10)").collect()
+    with pytest.raises(AnalysisException, match=r"width must be at least 16 .*got 8\b"):
+        df.selectExpr("skim_hash_sketch_agg(k, width => 8, depth => 3)").collect()
+    with pytest.raises(AnalysisException, match="unknown parameter bytes"):
+        df.selectExpr("skim_sketch_agg(k, bytes => 4096)").collect()
     with pytest.raises(AnalysisException, match="depth must be in"):
         df.selectExpr("skim_hash_sketch_agg(k, 16, 0)").collect()
     with pytest.raises(AnalysisException, match="seed must be >= 0"):
         df.selectExpr("skim_hash_sketch_agg(k, 16, 3, -1)").collect()
+
+
+def test_the_core_s_inputs_double_keys_and_decimal_weights(nspark):
+    """DOUBLE keys holding integers and DECIMAL weights, as the core takes them; its errors by name."""
+    rows = [(float(i % 13), i % 5, f"{(i % 7) / 4:.2f}") for i in range(300)] + [(float("nan"), 2, "1.00")]
+    df = nspark.createDataFrame(rows, "d double, w int, f string").selectExpr(
+        "d", "CAST(w AS DECIMAL(12, 0)) AS w", "CAST(f AS DECIMAL(6, 2)) AS f")
+    keys = [r[0] for r in rows]
+    got = bytes(df.selectExpr("skim_sketch_agg(d, nbytes => 4096) AS s").collect()[0].s)
+    assert got == ss.SkimmedSketch.for_bytes(4096).update(keys).to_bytes()
+    got = bytes(df.selectExpr("skim_hash_sketch_agg(d, w, 64, 3, 1) AS s").collect()[0].s)
+    assert got == ss.HashSketch(64, 3, 1).update(keys, weights=[r[1] for r in rows]).to_bytes()
+    got = ss.from_bytes(bytes(df.selectExpr("skim_hash_sketch_agg(d, f, 64, 3, 1) AS s").collect()[0].s))
+    want = ss.HashSketch(64, 3, 1, dtype="float64").update(keys, weights=[float(r[2]) for r in rows])
+    assert got.float_counters and np.allclose(got.counters, want.counters)
+    sk = spark_udaf.sketch_column(df, "d", ss.HashSketch(64, 3, 1), weight="w", path="native")  # builders too
+    assert sk.to_bytes() == ss.HashSketch(64, 3, 1).update(keys, weights=[r[1] for r in rows]).to_bytes()
+    with pytest.raises(ss.KeyTypeError, match=r"float key 0\.5 is not integral"):  # the core's error, re-raised
+        spark_udaf.sketch_column(nspark.range(3).selectExpr("id + 0.5D AS d"), "d", ss.HashSketch(64, 3, 1),
+                                 path="native")
+    with pytest.raises(Exception, match=r"io\.skimsketch\.spark\.KeyTypeError: float key [0-9]\.5 is not integral"):
+        nspark.sql("SELECT skim_sketch_agg(CAST(id AS DOUBLE) + 0.5) FROM range(3)").collect()
+    with pytest.raises(Exception, match=r"KeyTypeError: weights value 99999999999999999[0-9]{3} does not fit in int64"):
+        nspark.sql("SELECT skim_hash_sketch_agg(id, CAST(id AS DECIMAL(20, 0)) + 99999999999999999990, 64, 3) "
+                   "FROM range(30)").collect()
 
 
 def test_daily_sketch_table_through_parquet_union_and_estimate(nspark, tmp_path):
@@ -262,3 +294,13 @@ def test_long_partitions_through_the_key_cache_give_the_core_bytes(nspark):
         assert bytes(got.h) == ss.HashSketch(256, 5, 1).update(keys).to_bytes(), name
         assert bytes(got.hw) == ss.HashSketch(256, 5, 1).update(keys, weights=w).to_bytes(), name
         assert bytes(got.d) == ss.SkimmedSketch.for_bytes(4096, seed=2).update(keys).to_bytes(), name
+
+
+def test_describe_function_shows_usage_and_examples(nspark):
+    for name in native.FUNCTIONS:
+        text = "\n".join(r[0] for r in nspark.sql(f"DESCRIBE FUNCTION EXTENDED {name}").collect())
+        if "Class: io.skimsketch.spark.SkimFunctions" not in text:
+            continue  # a Python registration holds the name in this session (spark_udaf.register)
+        assert f"Usage: {name}(" in text and "Example: SELECT" in text and "Examples:" in text, text
+    text = "\n".join(r[0] for r in nspark.sql("DESCRIBE FUNCTION skim_sketch_agg").collect())
+    assert "SkimmedSketch.for_bytes(nbytes, seed)" in text and "nbytes >= 1024" in text

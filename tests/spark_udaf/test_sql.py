@@ -256,3 +256,31 @@ def test_sql_builders_take_double_keys_by_the_core_rule():
         build_from_batches("skim_sketch", "hash", iter([(pa.array([1.0, 1.5]), *params)]), False, 3)
     with pytest.raises(ss.KeyTypeError, match="skim_sketch: key has type bool.*CAST"):
         build_from_batches("skim_sketch", "hash", iter([(pa.array([True, False]), *params)]), False, 3)
+
+
+def test_python_implementations_of_the_new_names_answer_as_the_jar(spark):
+    """What a session without the jar registers under the one family of names: the same bytes and numbers."""
+    from pyspark.sql import functions as F
+
+    from spark_udaf.sql import python_functions
+
+    py = python_functions(0.95)
+    df = spark.range(0, 2000, 1, 3).select((F.col("id") * 7 % 301).alias("k"), (F.col("id") % 2).alias("g"))
+    keys = [i * 7 % 301 for i in range(2000)]
+    r = df.agg(py["skim_sketch_agg"]("k").alias("d")).collect()[0]
+    assert bytes(r.d) == ss.SkimmedSketch.for_bytes(16384).update(keys).to_bytes()
+    h = df.agg(py["skim_hash_sketch_agg"]("k", F.lit(64), F.lit(5), F.lit(1)).alias("h")).collect()[0].h
+    want = ss.HashSketch(64, 5, 1).update(keys)
+    assert bytes(h) == want.to_bytes()
+    parts = df.groupBy("g").agg(py["skim_hash_sketch_agg"]("k", F.lit(64), F.lit(5), F.lit(1)).alias("s"))
+    u = parts.agg(py["skim_union_agg"]("s").alias("u")).collect()[0].u
+    assert bytes(u) == want.to_bytes()
+    two = spark.createDataFrame([(bytes(h), bytes(h))], "a binary, b binary")
+    r = two.select(py["skim_union"]("a", "b").alias("m"), py["skim_join_size_bounds"]("a", "b").alias("e")).collect()[0]
+    assert bytes(r.m) == want.copy().merge(want).to_bytes()
+    e = want.join_size(want)
+    assert [r.e.value, r.e.low, r.e.high, r.e.method] == [e.value, e.low, e.high, "hash"]
+    with pytest.raises(Exception, match="width must be at least 16"):
+        df.agg(py["skim_hash_sketch_agg"]("k", F.lit(8), F.lit(5), F.lit(1))).collect()
+    with pytest.raises(Exception, match=r"cannot query frequency\('x'\): key_domain differs \('int' != 'str'\)"):
+        two.select(py["skim_frequency"]("a", F.lit("x"))).collect()

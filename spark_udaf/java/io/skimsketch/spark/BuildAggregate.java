@@ -8,6 +8,7 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.ImperativeAggregate;
 import org.apache.spark.sql.catalyst.expressions.aggregate.TypedImperativeAggregate;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.Decimal;
 import org.apache.spark.sql.types.LongType;
 import scala.collection.immutable.IndexedSeq;
 import scala.collection.immutable.Seq;
@@ -16,8 +17,9 @@ import scala.collection.immutable.Seq;
  * The build aggregates (skim_sketch_agg, skim_hash_sketch_agg, skim_sketch_like_agg): one sketch of
  * a key column, optionally weighted, as a TypedImperativeAggregate, so Spark plans an
  * ObjectHashAggregate with a map-side partial step and evaluates the key directly (no encoder
- * round trip per row). Children: the key (bigint, or binary hashed through fingerprint64) and
- * optionally the weight (bigint, or double for float counters). NULL keys add their weight to the
+ * round trip per row). Children: the key (bigint; double holding an integer below 2^53, NaN being
+ * NULL; or binary hashed through fingerprint64) and optionally the weight (bigint or DECIMAL(p, 0)
+ * for integer counters, double for float counters). NULL keys add their weight to the
  * null weight; rows with a NULL (or NaN) weight are skipped, as the Python builders do. The
  * partial buffer is shuffled as the core's bytes.
  */
@@ -64,6 +66,9 @@ public final class BuildAggregate extends TypedImperativeAggregate<SketchState> 
             return b;
         }
         Object k = key.eval(row);
+        if (k instanceof Double) {
+            k = Keys.doubleKey((Double) k);
+        }
         if (weight == null) {
             add(b, k, 1L);
             return b;
@@ -78,8 +83,7 @@ public final class BuildAggregate extends TypedImperativeAggregate<SketchState> 
                 return b;
             }
             if (Double.isInfinite(x)) {
-                throw new IllegalArgumentException("skimsketch.errors.KeyTypeError: weights contain NaN or infinity ("
-                        + x + ")");
+                throw new KeyTypeError("weights contain NaN or infinity");
             }
             if (k == null) {
                 b.addNull(x);
@@ -88,7 +92,7 @@ public final class BuildAggregate extends TypedImperativeAggregate<SketchState> 
             }
             return b;
         }
-        add(b, k, (Long) w);
+        add(b, k, w instanceof Decimal ? Keys.decimalWeight((Decimal) w) : (Long) w);
         return b;
     }
 
@@ -105,7 +109,7 @@ public final class BuildAggregate extends TypedImperativeAggregate<SketchState> 
     }
 
     private long canonical(Object k) {
-        return bytesKeys ? Hashing.fingerprint64((byte[]) k) : (Long) k;
+        return bytesKeys ? Hashing.fingerprint64((byte[]) k) : (Long) k; // double keys: Keys.doubleKey first
     }
 
     @Override

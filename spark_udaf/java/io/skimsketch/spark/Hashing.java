@@ -103,6 +103,32 @@ final class Hashing {
         }
     }
 
+    /** AGMS word base: counter (p, q) of an AGMS sketch takes bit q & 63 of word 2^20 + p 2^12 + (q >> 6). */
+    static final long AGMS_WORD_BASE = 1L << 20;
+
+    /** word_j(key) for any word index j (computed from the definition; AGMS signs use j >= 2^20). */
+    static long word(long seed, long key, long j) {
+        int f = family(seed, 1).fold(key);
+        long c0 = f & 0xFFFF;
+        long c1 = f >>> 16;
+        return entry(state(seed, 1), c0, j) ^ entry(state(seed, 2), c1, j) ^ entry(state(seed, 3), c0 + c1, j);
+    }
+
+    /** The AGMS signs of a key: signs[p][q] = +1 or -1 (skimsketch.hashing.agms_sign_bits). */
+    static double[][] agmsSigns(long seed, long key, int width, int depth) {
+        double[][] out = new double[depth][width];
+        for (int p = 0; p < depth; p++) {
+            long w = 0;
+            for (int q = 0; q < width; q++) {
+                if ((q & 63) == 0) {
+                    w = word(seed, key, AGMS_WORD_BASE + ((long) p << 12) + (q >> 6));
+                }
+                out[p][q] = ((w >>> (q & 63)) & 1) == 0 ? 1.0 : -1.0;
+            }
+        }
+        return out;
+    }
+
     /** The 32-bit row hash u of table p from the key's words. */
     static int rowHash(long[] words, int p) {
         long w = words[p >> 1];

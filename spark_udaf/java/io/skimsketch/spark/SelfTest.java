@@ -64,30 +64,13 @@ public final class SelfTest {
                 "bytes of HashSketch(64, 3, 7).update(['a', b'b'])");
         check(java.util.Arrays.equals(SketchState.fromBytes(strs.toBytes()).toBytes(), strs.toBytes()),
                 "bytes -> state -> bytes");
-        Spec exact = Spec.forBytes("self-test", 16384, 0, false);
+        Spec exact = Spec.forBytesRange("self-test", 16384, 0, false);
         check(exact.width == 814 && exact.depth == 5 && exact.range && exact.exact && exact.capacity() == 1016,
                 "shape of SkimmedSketch.for_bytes(16384)");
-        long[] rkeys = {1, 2, 3, -5, 1L << 40, 7};
-        String[] pins = {"64f33cafc8c28e1ff6465b1776217327f067e24d6698534555e7cf1b16a9fe0b",
-            "f4235ceac437d7eb993510f6361af72b6949b742eaa91167d3d4262354e01527"};
-        for (int mode = 0; mode < 2; mode++) {
-            SketchState rs = new SketchState(mode == 0 ? exact : new Spec(exact.kind, exact.width, exact.depth,
-                    exact.seed, 0, 1.0, 0, 0, false, true, false));
-            for (int i = 0; i < rkeys.length; i++) {
-                rs.add(rkeys[i], SketchState.KEY_INT, i < 5 ? 1L : 0L);
-            }
-            String what = "SkimmedSketch.for_bytes(16384" + (mode == 0 ? "" : ", exact=False")
-                    + ").update([1, 2, 3, -5, 2**40, 7], weights=[1]*5 + [0])";
-            check(sha256(rs.toBytes()).equals(pins[mode]), "bytes of " + what);
-            check(java.util.Arrays.equals(SketchState.fromBytes(rs.toBytes()).toBytes(), rs.toBytes()),
-                    "bytes -> state -> bytes of " + what);
-        }
-        SketchState conv = new SketchState(Spec.forBytes("self-test", 1024, 0, false));
-        for (long k = 0; k < 100; k++) {
-            conv.add(k, SketchState.KEY_INT, 1L);
-        }
-        check(sha256(conv.toBytes()).equals("bb534bea485f5e6a07783f72a95959e34cc5b8144b69a928566d4496b4d3c681"),
-                "bytes of SkimmedSketch.for_bytes(1024).update(range(100)) (exact mode converted to counters)");
+        bothModes(exact, "64f33cafc8c28e1ff6465b1776217327f067e24d6698534555e7cf1b16a9fe0b",
+                "f4235ceac437d7eb993510f6361af72b6949b742eaa91167d3d4262354e01527", "search='range'");
+        range100(Spec.forBytesRange("self-test", 1024, 0, false),
+                "bb534bea485f5e6a07783f72a95959e34cc5b8144b69a928566d4496b4d3c681", "search='range'");
         Spec dflt = Spec.forBytesPrefix("self-test", 16384, 0, false);
         check(dflt.width == 508 && dflt.depth == 5 && dflt.hierLg == 6 && dflt.hierDepth == 4,
                 "shape of SkimmedSketch.for_bytes(16384, search='prefix', exact=False)");
@@ -97,12 +80,164 @@ public final class SelfTest {
         }
         check(sha256(sk.toBytes()).equals("4519087ffdd7b34628a58a561e3f49d434e3d6941d05a81c35e44ed16e712474"),
                 "bytes of SkimmedSketch.for_bytes(16384, search='prefix', exact=False).update([1, 2, 3, -5, 2**40])");
-        SketchState fs = new SketchState(Spec.forBytesPrefix("self-test", 16384, 3, true));
-        fs.add(Hashing.fingerprint64("a"), SketchState.KEY_BYTES, 0.5);
-        fs.add(Hashing.fingerprint64("b"), SketchState.KEY_BYTES, 2.0);
-        fs.add(Hashing.fingerprint64("a"), SketchState.KEY_BYTES, -1.25);
-        check(sha256(fs.toBytes()).equals("dd71216f6f5bcc0907ec4051cfcc35c332ce493ac2b7ba2ad5a36b299fd80ac8"),
-                "bytes of SkimmedSketch.for_bytes(16384, seed=3, dtype='float64', search='prefix', exact=False)");
-        System.out.println("ok " + checks);
+        floatStrings(Spec.forBytesPrefix("self-test", 16384, 3, true),
+                "dd71216f6f5bcc0907ec4051cfcc35c332ce493ac2b7ba2ad5a36b299fd80ac8", "search='prefix'");
+        Spec virt = Spec.forBytes("self-test", 16384, 0, false);
+        check(virt.width == 815 && virt.depth == 5 && virt.virtualLg == 20 && virt.exact && virt.capacity() == 1018,
+                "shape of SkimmedSketch.for_bytes(16384) (the virtual layout)");
+        bothModes(virt, "bd59db73d96b1ef263c91be2dafb9daa3b19851d33d005afdfb27041c9516850",
+                "13044dd2e0f9ba0545df879149916a3238733b00d15a5e60dc2ab99b0646b1ed", "the virtual layout");
+        range100(Spec.forBytes("self-test", 1024, 0, false),
+                "d24e06f166a9ead7dfff399db3343066f0b625f55aa88cbfdf44985080414f6a", "the virtual layout");
+        floatStrings(Spec.forBytes("self-test", 16384, 3, true).withExact(false),
+                "432a0523b63201be4fa9c9357647387ece17259ef565eabf29bc01ce4c7b86e0", "the virtual layout");
+        int vectors = golden();
+        System.out.println("ok " + checks + " (" + vectors + " golden estimate vectors)");
+    }
+
+    /** The pinned bytes of range(100) into an exact-mode sketch too small to hold it (converted to counters). */
+    private static void range100(Spec spec, String pin, String layout) throws Exception {
+        SketchState st = new SketchState(spec);
+        for (long k = 0; k < 100; k++) {
+            st.add(k, SketchState.KEY_INT, 1L);
+        }
+        check(sha256(st.toBytes()).equals(pin), "bytes of SkimmedSketch.for_bytes(1024).update(range(100)) in "
+                + layout + " (exact mode converted to counters)");
+    }
+
+    /** The pinned bytes of ['a', 'b', 'a'] with weights [0.5, 2.0, -1.25] (float counters, seed 3). */
+    private static void floatStrings(Spec spec, String pin, String layout) throws Exception {
+        SketchState st = new SketchState(spec);
+        st.add(Hashing.fingerprint64("a"), SketchState.KEY_BYTES, 0.5);
+        st.add(Hashing.fingerprint64("b"), SketchState.KEY_BYTES, 2.0);
+        st.add(Hashing.fingerprint64("a"), SketchState.KEY_BYTES, -1.25);
+        check(sha256(st.toBytes()).equals(pin), "bytes of SkimmedSketch.for_bytes(16384, seed=3, dtype='float64', "
+                + "exact=False) in " + layout + " of strings");
+    }
+
+    /** The pinned bytes of spec (exact mode) and of its counter-mode twin after the same six updates. */
+    private static void bothModes(Spec spec, String exactPin, String counterPin, String layout) throws Exception {
+        long[] keys = {1, 2, 3, -5, 1L << 40, 7};
+        for (int mode = 0; mode < 2; mode++) {
+            SketchState st = new SketchState(spec.withExact(mode == 0));
+            for (int i = 0; i < keys.length; i++) {
+                st.add(keys[i], SketchState.KEY_INT, i < 5 ? 1L : 0L);
+            }
+            String what = "SkimmedSketch.for_bytes(16384" + (mode == 0 ? "" : ", exact=False") + ") in " + layout
+                    + " .update([1, 2, 3, -5, 2**40, 7], weights=[1]*5 + [0])";
+            check(sha256(st.toBytes()).equals(mode == 0 ? exactPin : counterPin), "bytes of " + what);
+            check(java.util.Arrays.equals(SketchState.fromBytes(st.toBytes()).toBytes(), st.toBytes()),
+                    "bytes -> state -> bytes of " + what);
+        }
+    }
+
+    private static byte[] hex(String h) {
+        byte[] out = new byte[h.length() / 2];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = (byte) Integer.parseInt(h.substring(2 * i, 2 * i + 2), 16);
+        }
+        return out;
+    }
+
+    private static boolean close(double want, double got) {
+        return want == got || Math.abs(want - got) <= 1e-9 * Math.max(Math.abs(want), Math.abs(got));
+    }
+
+    /** The vectors of golden-estimates.tsv (tests/spark_udaf/golden_estimates.py): the core's answers. */
+    private static int golden() throws Exception {
+        java.io.InputStream in = SelfTest.class.getResourceAsStream("golden-estimates.tsv");
+        check(in != null, "golden-estimates.tsv is in the jar");
+        java.util.Map<String, byte[]> blobs = new java.util.HashMap<>();
+        int n = 0;
+        try (java.io.BufferedReader r = new java.io.BufferedReader(new java.io.InputStreamReader(in,
+                StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = r.readLine()) != null) {
+                if (line.isEmpty() || line.startsWith("#")) {
+                    continue;
+                }
+                String[] f = line.split("\t", -1);
+                if (f[0].equals("sketch")) {
+                    blobs.put(f[1], hex(f[2]));
+                    continue;
+                }
+                n++;
+                String got;
+                try {
+                    got = answer(f[0], f[1], blobs.get(f[2]), blobs.get(f[3]), f[4]);
+                } catch (IllegalArgumentException | ArithmeticException e) {
+                    got = "!" + e.getClass().getSimpleName() + " " + e.getMessage();
+                }
+                String want = f[5];
+                boolean ok;
+                if (want.startsWith("!") || f[0].equals("info")) {
+                    ok = want.equals(got) || (f[0].equals("info") && sameInfo(want, got));
+                } else {
+                    String[] w = want.split(" ");
+                    String[] g = got.split(" ");
+                    ok = g.length == 5 && w[4].equals(g[4]);
+                    for (int i = 0; ok && i < 4; i++) {
+                        ok = close(Double.parseDouble(w[i]), Double.parseDouble(g[i]));
+                    }
+                }
+                check(ok, "golden vector " + f[0] + " " + f[1] + " " + f[2] + " " + f[3] + " " + f[4] + ": expected "
+                        + want + ", got " + got);
+            }
+        }
+        return n;
+    }
+
+    private static boolean sameInfo(String want, String got) {
+        String[] w = want.split(" ");
+        String[] g = got.split(" ");
+        if (w.length != g.length) {
+            return false;
+        }
+        for (int i = 0; i < w.length; i++) {
+            if (!(w[i].equals(g[i]) || (i == 4 || i == 5) && close(Double.parseDouble(w[i]),
+                    Double.parseDouble(g[i])))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static String answer(String op, String conf, byte[] a, byte[] b, String key) {
+        double c = conf.equals("-") ? 0.95 : Double.parseDouble(conf);
+        SketchState sa = SketchState.fromBytes(a);
+        Estimator.Est e;
+        switch (op) {
+            case "join":
+                e = Estimator.join(sa, SketchState.fromBytes(b), c, "skim_join_size");
+                break;
+            case "self":
+                e = Estimator.selfJoin(sa, c, "skim_self_join_size");
+                break;
+            case "freq": {
+                String kind = key.substring(0, key.indexOf(':'));
+                String v = key.substring(key.indexOf(':') + 1);
+                String fn = "skim_frequency";
+                if (kind.equals("int")) {
+                    e = Estimator.frequency(sa, Long.parseLong(v), SketchState.KEY_INT, v, c, fn);
+                } else if (kind.equals("float")) {
+                    double d = Double.parseDouble(v);
+                    e = Estimator.frequency(sa, Keys.doubleKey(d), SketchState.KEY_INT, Keys.pyRepr(d), c, fn);
+                } else {
+                    byte[] raw = hex(v);
+                    String repr = kind.equals("str") ? Keys.pyRepr(new String(raw, StandardCharsets.UTF_8))
+                            : Keys.pyRepr(raw);
+                    e = Estimator.frequency(sa, Hashing.fingerprint64(raw), SketchState.KEY_BYTES, repr, c, fn);
+                }
+                break;
+            }
+            default: {
+                Spec s = sa.spec();
+                return Spec.kindName(s.kind) + " " + s.width + " " + s.depth + " " + Long.toUnsignedString(s.seed)
+                        + " " + Keys.pyRepr(sa.totalWeight()) + " " + Keys.pyRepr(sa.nullWeight()) + " "
+                        + sa.stateBytes();
+            }
+        }
+        return Keys.pyRepr(e.value) + " " + Keys.pyRepr(e.low) + " " + Keys.pyRepr(e.high) + " "
+                + Keys.pyRepr(e.confidence) + " " + e.method;
     }
 }

@@ -19,6 +19,7 @@ import java.util.zip.CRC32;
  */
 public final class SketchState implements Externalizable {
     private static final long serialVersionUID = 1L;
+    static final int KIND_AGMS = 1;
     static final int KIND_HASH = 2;
     static final int KIND_SKIMMED = 3;
     static final int KEY_INT = 1;
@@ -44,6 +45,7 @@ public final class SketchState implements Externalizable {
     private transient Hashing.Family family;
     private transient Hashing.Prefixes prefixes;
     private transient long[] words;
+    private transient long salt; // search="virtual": the seed's salt T_0[0][2^22]
     private transient int[] mainCells;
     private transient int[] hierCells;
     // the key cache of addCached (integer counters without a hierarchy); empty until used
@@ -104,6 +106,7 @@ public final class SketchState implements Externalizable {
 
     private void hashing() {
         if (family == null) {
+            salt = spec.virtualLg > 0 ? Hashing.entry(Hashing.state(spec.seed, 1), 0, Hashing.HIER_WORD_BASE) : 0;
             family = Hashing.family(spec.seed, (spec.depth + 1) / 2);
             words = new long[family.nWords];
             mainCells = new int[spec.depth];
@@ -116,7 +119,7 @@ public final class SketchState implements Externalizable {
 
     private void checkKey(long key) {
         if (spec.domain != 0 && (key < 0 || key >= spec.domain)) {
-            throw new IllegalArgumentException("skimsketch.errors.KeyDomainError: key " + key
+            throw new KeyDomainError("key " + key
                     + " is outside the declared domain [0, " + spec.domain + ")");
         }
     }
@@ -150,10 +153,16 @@ public final class SketchState implements Externalizable {
             observe(key, kd);
         }
         hashing();
+        int flip = 0;
+        if (spec.virtualLg > 0) { // the signed virtual id: y = mix(key ^ salt), id = top lg bits, sign = bit 0
+            long y = Hashing.mix(key ^ salt);
+            flip = (int) (y & 1);
+            key = y >>> (64 - spec.virtualLg);
+        }
         family.words(key, words);
         for (int p = 0; p < spec.depth; p++) {
             int u = Hashing.rowHash(words, p);
-            mainCells[p] = ((p * spec.width + Hashing.bucket(u, spec.width)) << 1) | (u >>> 31);
+            mainCells[p] = ((p * spec.width + Hashing.bucket(u, spec.width)) << 1) | ((u >>> 31) ^ flip);
         }
         if (prefixes != null) {
             prefixes.cells(key, spec.hierLg, hierCells);
@@ -260,6 +269,9 @@ public final class SketchState implements Externalizable {
             }
             return;
         }
+        if (spec.virtualLg > 0 && w == Long.MIN_VALUE) {
+            throw new CounterOverflowError("a weight of -2**63 cannot take a sign in int64; the sketch is unchanged");
+        }
         if (spec.hierLg == 0 && w != Long.MIN_VALUE) {
             if (cacheOff) {
                 addMain(key, kd, w);
@@ -296,6 +308,11 @@ public final class SketchState implements Externalizable {
      */
     private void hashAdd(long key, long w) {
         hashing();
+        if (spec.virtualLg > 0) { // the signed virtual id (see cells)
+            long y = Hashing.mix(key ^ salt);
+            w = (y & 1) == 0 ? w : -w;
+            key = y >>> (64 - spec.virtualLg);
+        }
         family.words(key, words);
         long[] a = counters;
         int width = spec.width;
@@ -419,8 +436,8 @@ public final class SketchState implements Externalizable {
         fnull += w;
     }
 
-    private static ArithmeticException overflow() {
-        return new ArithmeticException("skimsketch.errors.CounterOverflowError: the update would overflow the "
+    private static CounterOverflowError overflow() {
+        return new CounterOverflowError("the update would overflow the "
                 + "int64 counters: use DOUBLE weights for very large sums");
     }
 
@@ -436,11 +453,15 @@ public final class SketchState implements Externalizable {
         }
         spec.checkCompatible(o.spec, "merge");
         if (keyDomain != 0 && o.keyDomain != 0 && keyDomain != o.keyDomain) {
-            throw new IllegalArgumentException("cannot merge sketches: key_domain differs ('" + domainName(keyDomain)
+            throw new IncompatibleSketchError("cannot merge sketches: key_domain differs ('" + domainName(keyDomain)
                     + "' != '" + domainName(o.keyDomain) + "')");
         }
         if (keyDomain == 0) {
             keyDomain = o.keyDomain;
+        }
+        if (spec.kind == KIND_AGMS && exact() != o.exact()) {
+            throw new UnsupportedOperationException("merging an exact-mode AGMS sketch with a counter-mode one is "
+                    + "not done on the JVM: merge them with skimsketch (a.merge(b))");
         }
         if (o.exact()) {
             mergeEntries(o);
@@ -519,6 +540,90 @@ public final class SketchState implements Externalizable {
         return kd == KEY_INT ? "int" : "str";
     }
 
+    // -- what the estimators read (Estimator) --------------------------------------------
+    boolean exactMode() {
+        return exact();
+    }
+
+    /** KEY_INT, KEY_BYTES, or 0 when no non-null key has been seen. */
+    int keyDomain() {
+        return recordedDomain();
+    }
+
+    double totalWeight() {
+        return spec.isFloat ? ftotal : total;
+    }
+
+    double nullWeight() {
+        return spec.isFloat ? fnull : nullWeight;
+    }
+
+    /**
+     * Whether the bytes tell that every frequency is >= 0 (the core's Sketch.nonnegative after from_bytes):
+     * in exact mode when no entry is negative, in counter mode only when the sketch is empty.
+     */
+    boolean nonnegative() {
+        flushCache();
+        if (exact()) {
+            return exactEntries().values().stream().allMatch(v -> v.doubleValue() >= 0);
+        }
+        return allZero() && (spec.isFloat ? ftotal == 0 && fnull == 0 : total == 0 && nullWeight == 0);
+    }
+
+    /** The exact-mode entries (key -> Long or Double weight); null in counter mode. */
+    Map<Long, ? extends Number> exactEntries() {
+        return entries != null ? entries : fentries;
+    }
+
+    /** The core's nbytes: the state's memory (counters at their narrowest width, hierarchy, key range). */
+    long stateBytes() {
+        flushCache();
+        if (exact()) {
+            long cw = 8;
+            if (entries != null) {
+                cw = 4;
+                for (long v : entries.values()) {
+                    cw = v == (int) v ? cw : 8;
+                }
+            }
+            return entryCount() * (8 + cw);
+        }
+        long cw = spec.isFloat ? 8 : (fits32(counters) && fits32(hier) ? 4 : 8);
+        long n = (long) spec.width * spec.depth + (spec.isFloat ? fhier.length : hier.length);
+        return cw * n + (spec.range ? 16 : 0);
+    }
+
+    /**
+     * The counters as float64 rows [depth][width]: an exact-mode hash or skimmed sketch's entries are
+     * converted first (as the core's counter view of it), without changing this state.
+     */
+    double[][] counterRows() {
+        flushCache();
+        if (exact()) {
+            if (spec.kind == KIND_AGMS) {
+                throw new UnsupportedOperationException("an exact-mode AGMS sketch's counters are computed by Estimator");
+            }
+            SketchState c = new SketchState(spec.withExact(false));
+            c.keyDomain = keyDomain;
+            for (Map.Entry<Long, ? extends Number> x : exactEntries().entrySet()) {
+                if (spec.isFloat) {
+                    c.addCounters(x.getKey(), keyDomain, x.getValue().doubleValue());
+                } else {
+                    c.addCounters(x.getKey(), keyDomain, x.getValue().longValue());
+                }
+            }
+            return c.counterRows();
+        }
+        double[][] rows = new double[spec.depth][spec.width];
+        for (int p = 0; p < spec.depth; p++) {
+            for (int q = 0; q < spec.width; q++) {
+                int i = p * spec.width + q;
+                rows[p][q] = spec.isFloat ? fcounters[i] : (double) counters[i];
+            }
+        }
+        return rows;
+    }
+
     // -- format version 2 --------------------------------------------------------------
     private boolean allZero() {
         if (exact()) {
@@ -547,7 +652,7 @@ public final class SketchState implements Externalizable {
             ok &= Double.isFinite(v);
         }
         if (!ok) {
-            throw new ArithmeticException("skimsketch.errors.CounterOverflowError: the float64 counters would "
+            throw new CounterOverflowError("the float64 counters would "
                     + "overflow to infinity or NaN");
         }
     }
@@ -578,7 +683,8 @@ public final class SketchState implements Externalizable {
         int ctype = spec.isFloat ? 2 : (cw == 4 ? 3 : 1);
         int n = spec.width * spec.depth;
         int hn = spec.hierLg > 0 ? Hashing.LEVELS * spec.hierDepth * (1 << spec.hierLg) : 0;
-        int ext = spec.hierLg > 0 ? HIER_HEADER + cw * hn : spec.range ? Spec.KEY_RANGE_BYTES : 0;
+        int ext = spec.hierLg > 0 ? HIER_HEADER + cw * hn : spec.range ? Spec.KEY_RANGE_BYTES
+                : spec.virtualLg > 0 ? Spec.VIRTUAL_BYTES : 0;
         ByteBuffer b = ByteBuffer.allocate(HEADER + ext + cw * n + 4).order(ByteOrder.LITTLE_ENDIAN);
         putHeader(b, zero && weightsZero, 0, ctype, kd, ext);
         if (spec.hierLg > 0) {
@@ -591,6 +697,9 @@ public final class SketchState implements Externalizable {
             b.put((byte) 'K').put((byte) 'R').put((byte) 'N').put((byte) 'G');
             b.put((byte) 1).put((byte) (has ? 1 : 0)).put((byte) 0).put((byte) 0);
             b.putLong(has ? lo : 0).putLong(has ? hi : 0);
+        } else if (spec.virtualLg > 0) {
+            b.put((byte) 'V').put((byte) 'I').put((byte) 'R').put((byte) 'T');
+            b.put((byte) 1).put((byte) spec.virtualLg).put((byte) 0).put((byte) 0);
         }
         putCounters(b, counters, fcounters, cw);
         CRC32 crc = new CRC32();
@@ -599,10 +708,10 @@ public final class SketchState implements Externalizable {
         return b.array();
     }
 
-    /** The 64-byte header of format version 2 ({@code extraFlags}: 8 in exact mode). */
+    /** The 64-byte header of format version 2, or 3 in the virtual layout ({@code extraFlags}: 8 in exact mode). */
     private void putHeader(ByteBuffer b, boolean empty, int extraFlags, int ctype, int kd, int ext) {
         b.put((byte) 'S').put((byte) 'K').put((byte) 'S').put((byte) 'K');
-        b.putShort((short) 2);
+        b.putShort((short) spec.version());
         b.put((byte) spec.kind);
         int flags = (empty ? 1 : 0) | (spec.domain != 0 ? 2 : 0) | (spec.isFloat ? 4 : 0) | extraFlags;
         b.put((byte) flags);
@@ -639,7 +748,7 @@ public final class SketchState implements Externalizable {
                 ok &= Double.isFinite(v);
             }
             if (!ok) {
-                throw new ArithmeticException("skimsketch.errors.CounterOverflowError: the float64 weights would "
+                throw new CounterOverflowError("the float64 weights would "
                         + "overflow to infinity or NaN");
             }
         }
@@ -649,7 +758,7 @@ public final class SketchState implements Externalizable {
         ByteBuffer b = ByteBuffer.allocate(HEADER + ext + 4).order(ByteOrder.LITTLE_ENDIAN);
         putHeader(b, n == 0 && weightsZero, 8, ctype, n > 0 ? keyDomain : 0, ext);
         b.put((byte) 'E').put((byte) 'X').put((byte) 'C').put((byte) 'T');
-        b.put((byte) 1).put((byte) spec.hierLg).put((byte) spec.hierDepth).put((byte) 0);
+        b.put((byte) 1).put((byte) spec.hierLg).put((byte) spec.hierDepth).put((byte) spec.virtualLg);
         b.putInt(n);
         for (long k : keys) {
             b.putLong(k);
@@ -695,13 +804,14 @@ public final class SketchState implements Externalizable {
             throw corrupt("bad magic: not a skimsketch sketch");
         }
         int version = b.getShort(4) & 0xFFFF;
-        if (version != 2) {
-            throw corrupt("format version " + version + " is not read by the SQL functions (they read version 2; "
-                    + "rewrite the sketch with skimsketch: ss.from_bytes(b).to_bytes())");
+        if (version != 2 && version != 3) {
+            throw corrupt("format version " + version + " is not read by the SQL functions (they read versions 2 "
+                    + "and 3; rewrite the sketch with skimsketch: ss.from_bytes(b).to_bytes())");
         }
         int kind = blob[6];
-        if (kind != KIND_HASH && kind != KIND_SKIMMED) {
-            throw corrupt("sketch kind " + kind + " is not supported by the SQL functions (hash 2, skimmed 3)");
+        if (kind != KIND_AGMS && kind != KIND_HASH && kind != KIND_SKIMMED) {
+            throw corrupt("sketch kind " + kind + " is not supported by the SQL functions (AGMS 1, hash 2, "
+                    + "skimmed 3)");
         }
         int flags = blob[7] & 0xFF;
         long width = b.getInt(8) & 0xFFFFFFFFL;
@@ -722,9 +832,12 @@ public final class SketchState implements Externalizable {
         double param = b.getDouble(36);
         int ext = b.getInt(60);
         int cw = ctype == 3 ? 4 : 8;
+        if (version == 3 && (kind != KIND_SKIMMED || domain != 0)) {
+            throw corrupt("format version 3 is only written for skimmed sketches in the virtual layout");
+        }
         if ((flags & 8) != 0) {
             return fromExactBytes(blob, b, kind, (int) width, (int) depth, seed, domain, param, ctype == 2, cw, kd,
-                    ext);
+                    ext, version);
         }
         long expected = HEADER + (ext & 0xFFFFFFFFL) + cw * width * depth + 4;
         if (blob.length != expected) {
@@ -737,8 +850,20 @@ public final class SketchState implements Externalizable {
         }
         int lg = 0;
         int hd = 0;
+        int vlg = 0;
         boolean range = false;
-        if (kind == KIND_SKIMMED && domain == 0 && ext >= 4 && blob[64] == 'K' && blob[65] == 'R'
+        boolean virt = ext >= 4 && blob[64] == 'V' && blob[65] == 'I' && blob[66] == 'R' && blob[67] == 'T';
+        if (version == 3 || (kind == KIND_SKIMMED && domain == 0 && virt)) {
+            if (version != 3 || !virt || ext != Spec.VIRTUAL_BYTES || blob[68] != 1 || blob[70] != 0
+                    || blob[71] != 0) {
+                throw corrupt("bad virtual-layout extension (format version " + version + ")");
+            }
+            vlg = blob[69];
+            if (vlg < Spec.MIN_VIRTUAL_LG || vlg > Spec.MAX_VIRTUAL_LG) {
+                throw corrupt("virtual domain lg " + vlg + " out of range [" + Spec.MIN_VIRTUAL_LG + ", "
+                        + Spec.MAX_VIRTUAL_LG + "]");
+            }
+        } else if (kind == KIND_SKIMMED && domain == 0 && ext >= 4 && blob[64] == 'K' && blob[65] == 'R'
                 && blob[66] == 'N' && blob[67] == 'G') {
             range = true;
             if (ext != Spec.KEY_RANGE_BYTES || blob[68] != 1 || (blob[69] != 0 && blob[69] != 1) || blob[70] != 0
@@ -760,7 +885,8 @@ public final class SketchState implements Externalizable {
         } else if (ext != 0) {
             throw corrupt("unexpected extension of " + ext + " bytes");
         }
-        Spec spec = new Spec(kind, (int) width, (int) depth, seed, domain, param, lg, hd, ctype == 2, range);
+        Spec spec = new Spec(kind, (int) width, (int) depth, seed, domain, param, lg, hd, ctype == 2, range, false,
+                vlg);
         SketchState s = new SketchState(spec);
         s.keyDomain = kd;
         if (range && blob[69] == 1) {
@@ -778,7 +904,7 @@ public final class SketchState implements Externalizable {
             s.total = b.getLong(44);
             s.nullWeight = b.getLong(52);
         }
-        b.position(HEADER + (lg > 0 ? HIER_HEADER : range ? Spec.KEY_RANGE_BYTES : 0));
+        b.position(HEADER + (lg > 0 ? HIER_HEADER : range ? Spec.KEY_RANGE_BYTES : vlg > 0 ? Spec.VIRTUAL_BYTES : 0));
         if (lg > 0) {
             s.readCounters(b, s.hier, s.fhier, cw);
         }
@@ -787,7 +913,8 @@ public final class SketchState implements Externalizable {
     }
 
     private static SketchState fromExactBytes(byte[] blob, ByteBuffer b, int kind, int width, int depth, long seed,
-                                              long domain, double param, boolean isFloat, int cw, int kd, int ext) {
+                                              long domain, double param, boolean isFloat, int cw, int kd, int ext,
+                                              int version) {
         if (blob.length != HEADER + (ext & 0xFFFFFFFFL) + 4 || ext < 12) {
             throw corrupt("size mismatch in exact mode");
         }
@@ -796,19 +923,24 @@ public final class SketchState implements Externalizable {
         if ((int) crc.getValue() != b.getInt(blob.length - 4)) {
             throw corrupt("checksum mismatch: the bytes were altered or truncated");
         }
-        if (blob[64] != 'E' || blob[65] != 'X' || blob[66] != 'C' || blob[67] != 'T' || blob[68] != 1
-                || blob[71] != 0) {
+        if (blob[64] != 'E' || blob[65] != 'X' || blob[66] != 'C' || blob[67] != 'T' || blob[68] != 1) {
             throw corrupt("bad exact-mode extension");
         }
         int lg = blob[69];
         int hd = blob[70];
+        int vlg = blob[71];
+        if ((vlg != 0) != (version == 3) || (vlg != 0 && (vlg < Spec.MIN_VIRTUAL_LG || vlg > Spec.MAX_VIRTUAL_LG
+                || lg != 0 || hd != 0))) {
+            throw corrupt("format version " + version + " with an exact-mode virtual domain lg of " + vlg
+                    + " (version 3 exactly when the layout is virtual)");
+        }
         long n = b.getInt(72) & 0xFFFFFFFFL;
         if (ext != 12 + n * (8 + cw)) {
             throw corrupt("exact-mode extension size does not match its entries");
         }
         boolean unbounded = kind == KIND_SKIMMED && domain == 0;
         Spec spec = new Spec(kind, width, depth, seed, domain, param, unbounded ? lg : 0, unbounded ? hd : 0, isFloat,
-                unbounded && lg == 0, true);
+                unbounded && lg == 0 && vlg == 0, true, vlg);
         if (n > spec.capacity()) {
             throw corrupt("exact-mode entries exceed the capacity");
         }
@@ -851,7 +983,7 @@ public final class SketchState implements Externalizable {
     }
 
     private static IllegalArgumentException corrupt(String msg) {
-        return new IllegalArgumentException("skimsketch.errors.CorruptSketchError: " + msg);
+        return new CorruptSketchError("" + msg);
     }
 
     // -- shuffle form: the core bytes ------------------------------------------------------

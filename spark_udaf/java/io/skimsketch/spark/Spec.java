@@ -13,6 +13,10 @@ final class Spec implements Serializable {
     static final double HIER_BYTES_SHARE = 0.4;
     static final int KEY_RANGE_BYTES = 24;
     static final long MAX_SCAN_DOMAIN = 1L << 22;
+    static final int VIRTUAL_BYTES = 8;
+    static final int DEFAULT_VIRTUAL_LG = 20; // skimsketch.virtual.DEFAULT_VIRTUAL_LG
+    static final int MIN_VIRTUAL_LG = 10;
+    static final int MAX_VIRTUAL_LG = 22;
 
     final int kind;
     final int width;
@@ -25,6 +29,7 @@ final class Spec implements Serializable {
     final boolean isFloat;
     final boolean range; // unbounded keys found by scanning the inserted integer key range (KRNG extension)
     final boolean exact; // starts in exact mode (exact key -> weight entries while they fit the capacity)
+    final int virtualLg; // search="virtual": keys as signed ids in [0, 2^virtualLg) (skimsketch/virtual.py); 0: not
 
     Spec(int kind, int width, int depth, long seed, long domain, double param, int hierLg, int hierDepth,
          boolean isFloat) {
@@ -38,6 +43,12 @@ final class Spec implements Serializable {
 
     Spec(int kind, int width, int depth, long seed, long domain, double param, int hierLg, int hierDepth,
          boolean isFloat, boolean range, boolean exact) {
+        this(kind, width, depth, seed, domain, param, hierLg, hierDepth, isFloat, range, exact, 0);
+    }
+
+    Spec(int kind, int width, int depth, long seed, long domain, double param, int hierLg, int hierDepth,
+         boolean isFloat, boolean range, boolean exact, int virtualLg) {
+        this.virtualLg = virtualLg;
         this.kind = kind;
         this.width = width;
         this.depth = depth;
@@ -60,12 +71,22 @@ final class Spec implements Serializable {
 
     /** The same spec with float (or integer) counters. */
     Spec withFloat(boolean f) {
-        return new Spec(kind, width, depth, seed, domain, param, hierLg, hierDepth, f, range, exact);
+        return new Spec(kind, width, depth, seed, domain, param, hierLg, hierDepth, f, range, exact, virtualLg);
     }
 
-    /** "range", "prefix" (unbounded skimmed sketches) or null. */
+    /** The same spec starting in exact mode, or in counter mode. */
+    Spec withExact(boolean e) {
+        return new Spec(kind, width, depth, seed, domain, param, hierLg, hierDepth, isFloat, range, e, virtualLg);
+    }
+
+    /** "range", "prefix", "virtual" (unbounded skimmed sketches) or null. */
     String search() {
-        return range ? "range" : hierLg > 0 ? "prefix" : null;
+        return range ? "range" : hierLg > 0 ? "prefix" : virtualLg > 0 ? "virtual" : null;
+    }
+
+    /** The format version of this sketch's bytes: 3 for the virtual layout, else 2. */
+    int version() {
+        return virtualLg > 0 ? 3 : 2;
     }
 
     private static void checkShape(String fn, long width, long depth) {
@@ -100,8 +121,22 @@ final class Spec implements Serializable {
         return nbytes - frame;
     }
 
-    /** SkimmedSketch.for_bytes(nbytes, seed): the library's default sketch (unbounded keys, key-range scan). */
+    /**
+     * SkimmedSketch.for_bytes(nbytes, seed): the library's default sketch (unbounded keys of every type,
+     * skimmed as signed ids of the virtual domain of 2^20 ids; starts in exact mode).
+     */
     static Spec forBytes(String fn, long nbytes, long seed, boolean isFloat) {
+        int cb = isFloat ? 8 : 4;
+        long counters = room(fn, nbytes, FRAME_BYTES + VIRTUAL_BYTES) / cb;
+        long d = Math.max(1, Math.min(DEFAULT_DEPTH, counters));
+        long w = counters / d;
+        checkShape(fn, w, d);
+        return new Spec(SketchState.KIND_SKIMMED, (int) w, (int) d, seed, 0, 1.0, 0, 0, isFloat, false, true,
+                DEFAULT_VIRTUAL_LG);
+    }
+
+    /** SkimmedSketch.for_bytes(nbytes, seed, search="range"): integer keys found by scanning their range. */
+    static Spec forBytesRange(String fn, long nbytes, long seed, boolean isFloat) {
         int cb = isFloat ? 8 : 4;
         long counters = room(fn, nbytes, FRAME_BYTES + KEY_RANGE_BYTES) / cb;
         long d = Math.max(1, Math.min(DEFAULT_DEPTH, counters));
@@ -141,12 +176,13 @@ final class Spec implements Serializable {
         Spec x = (Spec) o;
         return kind == x.kind && width == x.width && depth == x.depth && seed == x.seed && domain == x.domain
                 && Double.compare(param, x.param) == 0 && hierLg == x.hierLg && hierDepth == x.hierDepth
-                && isFloat == x.isFloat && range == x.range && exact == x.exact;
+                && isFloat == x.isFloat && range == x.range && exact == x.exact && virtualLg == x.virtualLg;
     }
 
     @Override
     public int hashCode() {
-        return java.util.Objects.hash(kind, width, depth, seed, domain, param, hierLg, hierDepth, isFloat, range, exact);
+        return java.util.Objects.hash(kind, width, depth, seed, domain, param, hierLg, hierDepth, isFloat, range, exact,
+                virtualLg);
     }
 
     @Override
@@ -158,6 +194,9 @@ final class Spec implements Serializable {
         if (range) {
             s += ", search='range'";
         }
+        if (virtualLg > 0) {
+            s += ", search='virtual', virtual_lg=" + virtualLg;
+        }
         if (hierLg > 0) {
             s += ", hier_width=" + (1 << hierLg) + ", hier_depth=" + hierDepth;
         }
@@ -168,19 +207,25 @@ final class Spec implements Serializable {
         return 63 - Long.numberOfLeadingZeros(x);
     }
 
-    private static String kindName(int kind) {
-        return kind == SketchState.KIND_HASH ? "HashSketch" : "SkimmedSketch";
+    static String kindName(int kind) {
+        return kind == SketchState.KIND_HASH ? "HashSketch" : kind == SketchState.KIND_AGMS ? "AGMSSketch"
+                : "SkimmedSketch";
     }
 
     private static void differs(String field, Object mine, Object theirs, String op) {
-        throw new IllegalArgumentException("cannot " + op + " sketches: " + field + " differs (" + mine + " != "
+        throw new IncompatibleSketchError("cannot " + op + " sketches: " + field + " differs (" + mine + " != "
                 + theirs + ")");
     }
 
     /** Raises an error naming the first field that differs (the core's check_compatible order). */
     void checkCompatible(Spec o, String op) {
+        checkCompatible(o, op, true);
+    }
+
+    /** As checkCompatible(o, op); the counter types may differ when !sameDtype (a join of count and SUM sketches). */
+    void checkCompatible(Spec o, String op, boolean sameDtype) {
         if (kind != o.kind) {
-            differs("kind", kindName(kind), kindName(o.kind), op);
+            differs("kind", "'" + kindName(kind) + "'", "'" + kindName(o.kind) + "'", op);
         }
         if (width != o.width) {
             differs("width", width, o.width, op);
@@ -191,14 +236,14 @@ final class Spec implements Serializable {
         if (seed != o.seed) {
             differs("seed", Long.toUnsignedString(seed), Long.toUnsignedString(o.seed), op);
         }
-        if (isFloat != o.isFloat) {
+        if (sameDtype && isFloat != o.isFloat) {
             differs("dtype", isFloat ? "'float64'" : "'int64'", o.isFloat ? "'float64'" : "'int64'", op);
         }
         if (domain != o.domain) {
             differs("domain", domain == 0 ? "None" : Long.toString(domain), o.domain == 0 ? "None"
                     : Long.toString(o.domain), op);
         }
-        if (range != o.range) {
+        if (range != o.range || (virtualLg > 0) != (o.virtualLg > 0)) {
             differs("search", "'" + search() + "'", "'" + o.search() + "'", op);
         }
         if (hierLg != o.hierLg) {
@@ -206,6 +251,9 @@ final class Spec implements Serializable {
         }
         if (hierDepth != o.hierDepth) {
             differs("hier_depth", hierDepth, o.hierDepth, op);
+        }
+        if (virtualLg != o.virtualLg) {
+            differs("virtual_lg", virtualLg, o.virtualLg, op);
         }
     }
 }

@@ -1,0 +1,138 @@
+"""Column helpers for the ``skim_*`` SQL functions, in the style of ``pyspark.sql.functions``.
+
+```python
+from spark_udaf import functions as SF
+
+daily = events.groupBy("day").agg(SF.skim_sketch_agg("user_id").alias("sk"), F.count("*"))
+week = daily.agg(SF.skim_union_agg("sk").alias("sk"))
+est = a.crossJoin(b).select(SF.skim_join_size_bounds(a.sk, b.sk))
+```
+
+Each helper takes column names or ``Column`` objects (constants as Python
+values) and calls the function by name (``call_function``), so it works on
+classic and Spark Connect sessions alike, with whatever implementation the
+session has: the native functions of the jar (``spark_udaf.configure``, or a
+server started with ``spark.sql.extensions``), or the Python ones of
+``spark_udaf.register(spark)``. Optional parameters are passed only when given:
+the Python fallbacks have fixed arities (docs/spark.md).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "skim_frequency",
+    "skim_hash_sketch_agg",
+    "skim_join_size",
+    "skim_join_size_bounds",
+    "skim_self_join_size",
+    "skim_self_join_size_bounds",
+    "skim_sketch_agg",
+    "skim_sketch_info",
+    "skim_union",
+    "skim_union_agg",
+]
+
+
+def _col(c):
+    from pyspark.sql import Column
+    from pyspark.sql import functions as F
+
+    if isinstance(c, Column):
+        return c
+    if isinstance(c, str):
+        return F.col(c)
+    raise TypeError(f"expected a column name (str) or a Column, got {type(c).__name__}")
+
+
+def _lit(x, name: str):
+    from pyspark.sql import Column
+    from pyspark.sql import functions as F
+
+    if isinstance(x, Column):
+        return x
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        raise TypeError(f"{name} must be a number, got {type(x).__name__}")
+    return F.lit(x)
+
+
+def _call(name: str, *args):
+    from pyspark.sql import functions as F
+
+    return F.call_function(name, *args)
+
+
+def skim_sketch_agg(col, weight=None, *, nbytes: int | None = None, seed: int | None = None):
+    """The library default sketch of ``col`` (``SkimmedSketch.for_bytes(nbytes, seed)``), as BINARY.
+
+    ``weight``: a numeric column (a SUM sketch). ``nbytes`` (16384 by default) and
+    ``seed`` (0) are constants; giving ``seed`` alone passes the default ``nbytes``.
+    """
+    args = [_col(col)] + ([] if weight is None else [_col(weight)])
+    if nbytes is not None or seed is not None:
+        args.append(_lit(16384 if nbytes is None else nbytes, "nbytes"))
+    if seed is not None:
+        args.append(_lit(seed, "seed"))
+    return _call("skim_sketch_agg", *args)
+
+
+def skim_hash_sketch_agg(col, width: int, depth: int, seed: int | None = None, weight=None):
+    """A hash (Fast-AGMS) sketch ``HashSketch(width, depth, seed)`` of ``col``, as BINARY."""
+    args = [_col(col)] + ([] if weight is None else [_col(weight)])
+    args += [_lit(width, "width"), _lit(depth, "depth")]
+    if seed is not None:
+        args.append(_lit(seed, "seed"))
+    return _call("skim_hash_sketch_agg", *args)
+
+
+def skim_union_agg(col):
+    """The merge of a column of sketches (NULLs skipped; NULL when there is none)."""
+    return _call("skim_union_agg", _col(col))
+
+
+def skim_union(a, b):
+    """The merge of two sketch columns, row by row (NULL if either is NULL)."""
+    return _call("skim_union", _col(a), _col(b))
+
+
+def _estimate(name: str, cols, confidence):
+    args = [_col(c) for c in cols]
+    if confidence is not None:
+        args.append(_lit(float(confidence), "confidence"))
+    return _call(name, *args)
+
+
+def skim_join_size(a, b, confidence: float | None = None):
+    """The estimated join size of two sketch columns, DOUBLE."""
+    return _estimate("skim_join_size", (a, b), confidence)
+
+
+def skim_join_size_bounds(a, b, confidence: float | None = None):
+    """The join-size estimate with its interval: STRUCT<value, low, high, confidence, method>."""
+    return _estimate("skim_join_size_bounds", (a, b), confidence)
+
+
+def skim_self_join_size(a, confidence: float | None = None):
+    """The estimated self-join size of a sketch column, DOUBLE."""
+    return _estimate("skim_self_join_size", (a,), confidence)
+
+
+def skim_self_join_size_bounds(a, confidence: float | None = None):
+    """The self-join size with its interval: STRUCT<value, low, high, confidence, method>."""
+    return _estimate("skim_self_join_size_bounds", (a,), confidence)
+
+
+def skim_frequency(a, key, confidence: float | None = None):
+    """The estimated frequency of ``key`` (a constant, or a Column) in a sketch column, DOUBLE."""
+    from pyspark.sql import Column
+    from pyspark.sql import functions as F
+
+    k = key if isinstance(key, Column) else F.lit(key)
+    args = [_col(a), k]
+    if confidence is not None:
+        args.append(_lit(float(confidence), "confidence"))
+    return _call("skim_frequency", *args)
+
+
+def skim_sketch_info(a):
+    """A sketch's description: STRUCT<kind, width, depth, seed, total_weight, null_weight, nbytes>."""
+    return _call("skim_sketch_info", _col(a))

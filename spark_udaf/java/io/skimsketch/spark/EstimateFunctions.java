@@ -1,0 +1,109 @@
+package io.skimsketch.spark;
+
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.Decimal;
+import org.apache.spark.unsafe.types.UTF8String;
+
+/**
+ * The scalar estimate functions as Spark calls them (StaticInvoke; NULL arguments give NULL before
+ * these run): skim_join_size[_bounds], skim_self_join_size[_bounds], skim_frequency and
+ * skim_sketch_info on sketch bytes. The numbers are Estimator's, the struct types those of
+ * spark_udaf/schemas.py.
+ */
+public final class EstimateFunctions {
+    /** spark_udaf.schemas.ESTIMATE. */
+    static final String ESTIMATE_DDL = "struct<value: double, low: double, high: double, confidence: double, "
+            + "method: string>";
+    /** spark_udaf.schemas.INFO. */
+    static final String INFO_DDL = "struct<kind: string, width: int, depth: int, seed: decimal(20,0), "
+            + "total_weight: double, null_weight: double, nbytes: bigint>";
+
+    private EstimateFunctions() {}
+
+    static DataType estimateType() {
+        return DataType.fromDDL(ESTIMATE_DDL);
+    }
+
+    static DataType infoType() {
+        return DataType.fromDDL(INFO_DDL);
+    }
+
+    private static SketchState load(byte[] blob, String what) {
+        try {
+            return SketchState.fromBytes(blob);
+        } catch (CorruptSketchError e) {
+            throw new CorruptSketchError(what + ": " + e.getMessage());
+        }
+    }
+
+    private static InternalRow row(Estimator.Est e) {
+        return new GenericInternalRow(new Object[] {e.value, e.low, e.high, e.confidence,
+            UTF8String.fromString(e.method)});
+    }
+
+    private static Estimator.Est join(byte[] a, byte[] b, double confidence) {
+        String fn = "skim_join_size";
+        return Estimator.join(load(a, fn + "(a)"), load(b, fn + "(b)"), confidence, fn);
+    }
+
+    public static double joinSize(byte[] a, byte[] b, double confidence) {
+        return join(a, b, confidence).value;
+    }
+
+    public static InternalRow joinSizeBounds(byte[] a, byte[] b, double confidence) {
+        return row(join(a, b, confidence));
+    }
+
+    private static Estimator.Est self(byte[] a, double confidence) {
+        String fn = "skim_self_join_size";
+        return Estimator.selfJoin(load(a, fn + "(a)"), confidence, fn);
+    }
+
+    public static double selfJoinSize(byte[] a, double confidence) {
+        return self(a, confidence).value;
+    }
+
+    public static InternalRow selfJoinSizeBounds(byte[] a, double confidence) {
+        return row(self(a, confidence));
+    }
+
+    private static double frequency(byte[] a, long key, int kd, String repr, double confidence) {
+        String fn = "skim_frequency";
+        return Estimator.frequency(load(a, fn + "(a)"), key, kd, repr, confidence, fn).value;
+    }
+
+    /** Integer keys. */
+    public static double frequencyLong(byte[] a, long key, double confidence) {
+        return frequency(a, key, SketchState.KEY_INT, Long.toString(key), confidence);
+    }
+
+    /** DOUBLE keys holding integers below 2^53 (a NaN key, which is NULL, never reaches here). */
+    public static double frequencyDouble(byte[] a, double key, double confidence) {
+        return frequency(a, Keys.doubleKey(key), SketchState.KEY_INT, Keys.pyRepr(key), confidence);
+    }
+
+    /** String keys: their UTF-8 bytes. */
+    public static double frequencyString(byte[] a, UTF8String key, double confidence) {
+        return frequency(a, Hashing.fingerprint64(key.getBytes()), SketchState.KEY_BYTES, Keys.pyRepr(key.toString()),
+                confidence);
+    }
+
+    /** Binary keys. */
+    public static double frequencyBinary(byte[] a, byte[] key, double confidence) {
+        return frequency(a, Hashing.fingerprint64(key), SketchState.KEY_BYTES, Keys.pyRepr(key), confidence);
+    }
+
+    /** skim_sketch_info: kind, width, depth, seed, total_weight, null_weight, nbytes. */
+    public static InternalRow info(byte[] a) {
+        SketchState s = load(a, "skim_sketch_info(a)");
+        Spec spec = s.spec();
+        BigInteger seed = new BigInteger(Long.toUnsignedString(spec.seed));
+        return new GenericInternalRow(new Object[] {UTF8String.fromString(Spec.kindName(spec.kind)), spec.width,
+            spec.depth, Decimal.apply(new BigDecimal(seed), 20, 0), s.totalWeight(), s.nullWeight(),
+            s.stateBytes()});
+    }
+}

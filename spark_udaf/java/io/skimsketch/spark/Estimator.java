@@ -1,0 +1,293 @@
+package io.skimsketch.spark;
+
+import java.math.BigInteger;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The core's estimators of AGMS and hash sketches (skimsketch/base.py, agms.py, hash_sketch.py,
+ * bounds.py) and every exact-mode answer, on the JVM: join size, self-join size and frequency with
+ * the Chebyshev-median interval, and the sketch's description. Plain Java (the self-test runs it
+ * without Spark); EstimateFunctions wraps it for SQL. The skimmed sketch's estimator (SKIMDENSE)
+ * is not ported yet: a counter-mode skimmed sketch raises {@link NotPorted}.
+ */
+final class Estimator {
+    private static final ConcurrentHashMap<String, Double> CHEBYSHEV = new ConcurrentHashMap<>();
+
+    private Estimator() {}
+
+    /** An estimate: value, interval, confidence, method (as skimsketch.Estimate without its detail). */
+    static final class Est {
+        final double value;
+        final double low;
+        final double high;
+        final double confidence;
+        final String method;
+
+        Est(double value, double low, double high, double confidence, String method) {
+            this.value = value;
+            this.low = low;
+            this.high = high;
+            this.confidence = confidence;
+            this.method = method;
+        }
+
+        @Override
+        public String toString() {
+            return "Estimate(" + value + ", " + low + ", " + high + ", " + confidence + ", '" + method + "')";
+        }
+    }
+
+    /** A query the JVM does not answer yet (the skimmed estimator), with the way to get the answer. */
+    static final class NotPorted extends UnsupportedOperationException {
+        private static final long serialVersionUID = 1L;
+
+        NotPorted(String fn) {
+            super(fn + ": the skimmed sketch's estimator (SKIMDENSE) is not on the JVM yet; exact-mode skimmed "
+                    + "sketches, hash and AGMS sketches are answered here. Use the Python functions "
+                    + "(spark_udaf.register(spark)) or skimsketch: ss.from_bytes(a).join_size(ss.from_bytes(b))");
+        }
+    }
+
+    static double checkConfidence(double c) {
+        if (!(c > 0.0 && c < 1.0)) {
+            throw new IllegalArgumentException("confidence must be in (0, 1), got " + Keys.pyRepr(c));
+        }
+        return c;
+    }
+
+    private static String method(Spec s) {
+        return s.kind == SketchState.KIND_AGMS ? "agms" : s.kind == SketchState.KIND_HASH ? "hash" : "skimmed";
+    }
+
+    private static Est exact(double v) {
+        return new Est(v, v, v, 1.0, "exact");
+    }
+
+    // -- the queries ------------------------------------------------------------------------
+    /** Sketch.join_size (the skimmed kind only in exact mode). */
+    static Est join(SketchState a, SketchState b, double confidence, String fn) {
+        a.spec().checkCompatible(b.spec(), "join (" + fn + ")", false);
+        int da = a.keyDomain();
+        int db = b.keyDomain();
+        if (da != 0 && db != 0 && da != db) {
+            throw new IncompatibleSketchError("cannot join (" + fn + ") sketches: key_domain differs ('"
+                    + SketchState.domainName(da) + "' != '" + SketchState.domainName(db) + "')");
+        }
+        double conf = checkConfidence(confidence);
+        if (a.exactMode() && b.exactMode()) {
+            Est e = exact(dot(a.exactEntries(), b.exactEntries()));
+            return a.nonnegative() && b.nonnegative() ? atLeastZero(e) : e;
+        }
+        requirePorted(a, fn);
+        double[] rows = joinTables(a, b);
+        double j = median(rows);
+        double var = (f2Bound(selfTables(a)) * f2Bound(selfTables(b)) + j * j) / a.spec().width;
+        Est e = medianEstimate(rows, var, conf, method(a.spec()));
+        return a.nonnegative() && b.nonnegative() ? atLeastZero(e) : e; // the core's sign rule
+    }
+
+    /** Sketch.self_join_size. */
+    static Est selfJoin(SketchState a, double confidence, String fn) {
+        double conf = checkConfidence(confidence);
+        if (a.exactMode()) {
+            return exact(dot(a.exactEntries(), a.exactEntries()));
+        }
+        requirePorted(a, fn);
+        double[] rows = selfTables(a);
+        double f2 = f2Bound(rows);
+        return atLeastZero(medianEstimate(rows, 2.0 * f2 * f2 / a.spec().width, conf, method(a.spec())));
+    }
+
+    /**
+     * Sketch.frequency of a canonical key of key domain kd. A key of the other domain (a string in a
+     * sketch of integers, or the reverse) is a KeyTypeError: such keys never match.
+     */
+    static Est frequency(SketchState a, long key, int kd, String keyRepr, double confidence, String fn) {
+        double conf = checkConfidence(confidence);
+        int sd = a.keyDomain();
+        if (sd != 0 && sd != kd) {
+            throw new IncompatibleSketchError(crossTypeMessage(keyRepr, kd, sd));
+        }
+        if (a.exactMode()) {
+            Number w = a.exactEntries().get(key);
+            return exact(w == null ? 0.0 : w.doubleValue());
+        }
+        requirePorted(a, fn);
+        Spec s = a.spec();
+        double[][] c = a.counterRows();
+        double[] rows = new double[s.depth];
+        if (s.kind == SketchState.KIND_AGMS) {
+            double[][] sg = Hashing.agmsSigns(s.seed, key, s.width, s.depth);
+            for (int p = 0; p < s.depth; p++) {
+                double acc = 0;
+                for (int q = 0; q < s.width; q++) {
+                    acc += c[p][q] * sg[p][q];
+                }
+                rows[p] = acc / s.width;
+            }
+        } else {
+            Hashing.Family fam = Hashing.family(s.seed, (s.depth + 1) / 2);
+            long[] words = new long[fam.nWords];
+            fam.words(key, words);
+            for (int p = 0; p < s.depth; p++) {
+                int u = Hashing.rowHash(words, p);
+                rows[p] = c[p][Hashing.bucket(u, s.width)] * (u < 0 ? -1.0 : 1.0);
+            }
+        }
+        Est e = medianEstimate(rows, f2Bound(selfTables(a)) / s.width, conf, method(s));
+        return a.nonnegative() ? atLeastZero(e) : e;
+    }
+
+    /** Estimate.at_least(0): the interval cut at 0 and the value projected onto it (the core's sign rule). */
+    static Est atLeastZero(Est e) {
+        if (!(e.low < 0.0)) {
+            return e;
+        }
+        return new Est(Math.max(e.value, 0.0), 0.0, Math.max(e.high, 0.0), e.confidence, e.method);
+    }
+
+    /** The core's message of a frequency query whose key type is not the sketch's (Sketch.frequency). */
+    static String crossTypeMessage(String keyRepr, int keyDomain, int sketchDomain) {
+        String k = SketchState.domainName(keyDomain);
+        String s = SketchState.domainName(sketchDomain);
+        String sk = sketchDomain == SketchState.KEY_INT ? "integer" : "string/bytes";
+        String kk = keyDomain == SketchState.KEY_INT ? "integer" : "string/bytes";
+        return "cannot query frequency(" + keyRepr + "): key_domain differs ('" + s + "' != '" + k + "'); this sketch "
+                + "holds " + sk + " keys, which a " + kk + " key never equals: query with "
+                + (sketchDomain == SketchState.KEY_INT ? "an " : "a ") + sk + " key";
+    }
+
+    private static void requirePorted(SketchState a, String fn) {
+        if (a.spec().kind == SketchState.KIND_SKIMMED) {
+            throw new NotPorted(fn);
+        }
+    }
+
+    // -- per-table estimates -------------------------------------------------------------------
+    private static double[][] rows(SketchState a) {
+        if (a.spec().kind == SketchState.KIND_AGMS && a.exactMode()) {
+            Spec s = a.spec();
+            double[][] out = new double[s.depth][s.width];
+            for (Map.Entry<Long, ? extends Number> x : a.exactEntries().entrySet()) {
+                double w = x.getValue().doubleValue();
+                double[][] sg = Hashing.agmsSigns(s.seed, x.getKey(), s.width, s.depth);
+                for (int p = 0; p < s.depth; p++) {
+                    for (int q = 0; q < s.width; q++) {
+                        out[p][q] += w * sg[p][q];
+                    }
+                }
+            }
+            return out;
+        }
+        return a.counterRows();
+    }
+
+    /** Per-table estimates of f.g: row dot products (AGMS: their means over the row). */
+    static double[] joinTables(SketchState a, SketchState b) {
+        double[][] x = rows(a);
+        double[][] y = a == b ? x : rows(b);
+        Spec s = a.spec();
+        double[] out = new double[s.depth];
+        for (int p = 0; p < s.depth; p++) {
+            double acc = 0;
+            for (int q = 0; q < s.width; q++) {
+                acc += x[p][q] * y[p][q];
+            }
+            out[p] = s.kind == SketchState.KIND_AGMS ? acc / s.width : acc;
+        }
+        return out;
+    }
+
+    /** Sketch.self_join_tables: the exact F2 in every table in exact mode. */
+    static double[] selfTables(SketchState a) {
+        if (a.exactMode()) {
+            double[] out = new double[a.spec().depth];
+            Arrays.fill(out, dot(a.exactEntries(), a.exactEntries()));
+            return out;
+        }
+        return joinTables(a, a);
+    }
+
+    /** sum_v f(v) g(v) over the common keys: exact for integer weights, float64 otherwise. */
+    static double dot(Map<Long, ? extends Number> f, Map<Long, ? extends Number> g) {
+        boolean floats = f.values().stream().anyMatch(v -> v instanceof Double)
+                || g.values().stream().anyMatch(v -> v instanceof Double);
+        long[] keys = f.keySet().stream().mapToLong(Long::longValue).filter(k -> g.containsKey(k)).sorted().toArray();
+        if (floats) {
+            double acc = 0;
+            for (long k : keys) {
+                acc += f.get(k).doubleValue() * g.get(k).doubleValue();
+            }
+            return acc;
+        }
+        BigInteger acc = BigInteger.ZERO;
+        for (long k : keys) {
+            acc = acc.add(BigInteger.valueOf(f.get(k).longValue()).multiply(BigInteger.valueOf(g.get(k).longValue())));
+        }
+        return acc.doubleValue();
+    }
+
+    // -- bounds (skimsketch/bounds.py) ------------------------------------------------------------
+    static double median(double[] xs) {
+        double[] s = xs.clone();
+        Arrays.sort(s);
+        int n = s.length;
+        return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2.0;
+    }
+
+    private static double mean(double[] xs) {
+        double acc = 0;
+        for (double x : xs) {
+            acc += x;
+        }
+        return acc / xs.length;
+    }
+
+    /** A self-join size for variance bounds: the larger of the tables' mean and median, at least 0. */
+    static double f2Bound(double[] tables) {
+        return Math.max(Math.max(mean(tables), median(tables)), 0.0);
+    }
+
+    static Est medianEstimate(double[] rows, double var, double confidence, String method) {
+        double value = median(rows);
+        double half = chebyshevK(rows.length, confidence) * Math.sqrt(Math.max(var, 0.0));
+        return new Est(value, value - half, value + half, confidence, method);
+    }
+
+    private static double medianFailure(int d, double q) {
+        int m = (d + 1) / 2;
+        double acc = 0;
+        for (int i = m; i <= d; i++) {
+            acc += comb(d, i) * Math.pow(q, i) * Math.pow(1 - q, d - i);
+        }
+        return acc;
+    }
+
+    private static double comb(int n, int k) {
+        BigInteger c = BigInteger.ONE;
+        for (int i = 0; i < k; i++) {
+            c = c.multiply(BigInteger.valueOf(n - i)).divide(BigInteger.valueOf(i + 1));
+        }
+        return c.doubleValue();
+    }
+
+    /** Smallest k with P[Bin(depth, 1/k^2) >= ceil(depth/2)] <= 1 - confidence (bisection, as the core). */
+    static double chebyshevK(int depth, double confidence) {
+        return CHEBYSHEV.computeIfAbsent(depth + "/" + confidence, key -> {
+            double delta = 1.0 - checkConfidence(confidence);
+            double lo = 0.0;
+            double hi = 1.0;
+            for (int i = 0; i < 100; i++) {
+                double mid = (lo + hi) / 2;
+                if (medianFailure(depth, mid) <= delta) {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            return 1.0 / Math.sqrt(lo);
+        });
+    }
+}

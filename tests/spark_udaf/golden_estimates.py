@@ -1,0 +1,167 @@
+"""Golden vectors of the estimate functions: sketch bytes -> the core's answers (or errors).
+
+The file ``spark_udaf/java/io/skimsketch/spark/golden-estimates.tsv`` (a resource of the
+jar) has tab-separated lines: ``sketch  name  hex`` (sketch bytes), then one query a line::
+
+    op  confidence  a  b  key  expected
+
+``op`` is ``join``, ``self``, ``freq`` or ``info``; ``a``/``b`` name sketches
+(``-`` when unused); ``key`` is ``int:<n>``, ``float:<repr>``, ``str:<utf-8 hex>``
+or ``bytes:<hex>``; ``expected`` is ``value low high confidence method`` (estimates),
+``kind width depth seed total_weight null_weight nbytes`` (info), or
+``!ErrorName message``. Numbers are Python reprs (exact round trips).
+
+The answers are those of the Python SQL implementations (``spark_udaf.sql``: the core's
+estimators with SQL's argument names in messages). The JVM self-test (``SelfTest``,
+``./dev jar``) and ``tests/spark_udaf/test_golden.py`` (the core, the jar, and the SQL
+functions in Spark) check every line. Adding the skimmed estimator on the JVM is adding
+its cases to :func:`cases` (``PORTED`` says which counter-mode kinds the JVM answers) and
+regenerating: ``./dev py -m tests.spark_udaf.golden_estimates``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+import skimsketch as ss
+from spark_udaf import sql
+
+PATH = Path(__file__).resolve().parents[2] / "spark_udaf" / "java" / "io" / "skimsketch" / "spark" / \
+    "golden-estimates.tsv"
+#: Sketch kinds whose counter-mode estimates the JVM computes (exact-mode answers and info: every kind).
+PORTED = ("HashSketch", "AGMSSketch")
+
+
+def _zipf(seed: int, n: int, domain: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return (rng.zipf(1.3, n) % domain).astype(np.int64)
+
+
+def sketches() -> dict:
+    """Named sketches the cases query (small shapes, varied data, modes and counter types)."""
+    h = lambda **kw: ss.HashSketch(kw.pop("width", 64), kw.pop("depth", 5), kw.pop("seed", 1), **kw)  # noqa: E731
+    out = {
+        "hash_f": h().update(_zipf(1, 3000, 500)),
+        "hash_g": h().update(_zipf(2, 2000, 500) + 3),
+        "hash_empty": h(),
+        "hash_w64": h().update([1, 2, 3, 1], weights=[2**40, -7, 2**41, 5]),
+        "hash_deletes": h().update(_zipf(3, 1000, 200)).update(_zipf(3, 400, 200), weights=-1),
+        "hash_float": h(dtype="float64").update(_zipf(4, 1500, 300), weights=np.linspace(0.25, 3.0, 1500)),
+        "hash_str": h().update([f"user{i % 97}" for i in range(2000)]),
+        "hash_str2": h().update([f"user{i % 61}" for i in range(900)] + [b"raw", b"raw"]),
+        "hash_d4": h(depth=4).update(_zipf(5, 2500, 400)),
+        "hash_d4b": h(depth=4).update(_zipf(6, 2500, 400)),
+        "hash_d1": h(depth=1, width=128).update(_zipf(7, 800, 300)),
+        "hash_d1b": h(depth=1, width=128).update(_zipf(8, 800, 300)),
+        "hash_w32": h(width=32).update(_zipf(9, 500, 100)),
+        "hash_seed2": h(seed=2).update(_zipf(10, 500, 100)),
+        "hash_exact": h(exact=True).update(_zipf(11, 300, 40)),
+        "hash_exact2": h(exact=True).update(_zipf(12, 200, 40)),
+        "agms_f": ss.AGMSSketch(32, 3, 2).update(_zipf(13, 1000, 150)),
+        "agms_g": ss.AGMSSketch(32, 3, 2).update(_zipf(14, 1200, 150)),
+        "agms_wide": ss.AGMSSketch(100, 4, 3).update(_zipf(15, 600, 90)),
+        "agms_exact": ss.AGMSSketch(32, 3, 2, exact=True).update(_zipf(16, 200, 30)),
+        "skim_exact": ss.SkimmedSketch.for_bytes(4096, seed=5).update(_zipf(17, 400, 60)),
+        "skim_exact2": ss.SkimmedSketch.for_bytes(4096, seed=5).update(_zipf(18, 300, 60)),
+        "skim_exact_str": ss.SkimmedSketch.for_bytes(4096, seed=5).update([f"k{i % 23}" for i in range(200)]),
+        "skim_exact_float": ss.SkimmedSketch.for_bytes(4096, seed=5, dtype="float64").update(
+            [1, 2, 2, 3], weights=[0.5, 1.25, 2.0, -0.75]),
+        "skim_counters": ss.SkimmedSketch.for_bytes(2048, seed=5).update(_zipf(19, 5000, 3000)),
+        "skim_prefix": ss.SkimmedSketch(64, 5, 9).update(_zipf(20, 500, 100)),
+    }
+    out["hash_mixed"] = out["hash_exact"].copy().merge(h().update([5, 6, 7]))  # counter mode after the merge
+    return out
+
+
+def cases(sk: dict) -> list[tuple]:
+    """(op, confidence, a, b, key) of every vector."""
+    out = []
+    pairs = [("hash_f", "hash_g"), ("hash_f", "hash_f"), ("hash_f", "hash_empty"), ("hash_w64", "hash_f"),
+             ("hash_deletes", "hash_f"), ("hash_float", "hash_f"), ("hash_str", "hash_str2"), ("hash_d4", "hash_d4b"),
+             ("hash_d1", "hash_d1b"), ("hash_exact", "hash_exact2"), ("hash_exact", "hash_f"),
+             ("hash_f", "hash_exact"), ("hash_mixed", "hash_g"), ("agms_f", "agms_g"), ("agms_exact", "agms_f"),
+             ("skim_exact", "skim_exact2"), ("skim_exact_str", "skim_exact_str"),
+             ("skim_exact_float", "skim_exact"),
+             # errors
+             ("hash_f", "hash_w32"), ("hash_f", "hash_seed2"), ("hash_f", "hash_str"), ("hash_f", "agms_f")]
+    for a, b in pairs:
+        out.append(("join", 0.95, a, b, None))
+    for c in (0.5, 0.9, 0.99, 0.999999):
+        out.append(("join", c, "hash_f", "hash_g", None))
+        out.append(("join", c, "agms_f", "agms_wide" if c == 0.5 else "agms_g", None))
+    for name, s in sk.items():
+        exact_or_ported = s.exact_mode or type(s).__name__ in PORTED
+        if exact_or_ported:
+            out.append(("self", 0.95, name, None, None))
+        out.append(("info", None, name, None, None))
+    keys = ["int:0", "int:1", "int:3", "int:499", "int:-5", f"int:{2**40}", "float:3.0", "float:2.5",
+            "str:" + b"user5".hex(), "bytes:" + b"raw".hex()]
+    for name in ("hash_f", "hash_w64", "hash_float", "hash_str2", "hash_d4", "hash_exact", "hash_empty", "agms_f",
+                 "agms_exact", "skim_exact", "skim_exact_str"):
+        for k in keys:
+            out.append(("freq", 0.95, name, None, k))
+    out.append(("freq", 0.8, "hash_f", None, "int:1"))
+    return out
+
+
+def _key(k: str):
+    kind, v = k.split(":", 1)
+    return {"int": int, "float": float, "str": lambda x: bytes.fromhex(x).decode(),
+            "bytes": bytes.fromhex}[kind](v)
+
+
+def _num(x) -> str:
+    return repr(float(x))
+
+
+def answer(op: str, conf, a: bytes, b: bytes | None, key: str | None) -> str:
+    """The Python SQL implementation's answer as the ``expected`` field."""
+    try:
+        if op == "join":
+            r = sql.join_impl([a], [b], True, conf)[0]
+        elif op == "self":
+            r = sql.self_join_impl([a], True, conf)[0]
+        elif op == "freq":
+            s = ss.from_bytes(a)
+            k = _key(key)
+            sql.frequency_impl([a], [k], conf)  # the SQL function's checks (key types)
+            e = s.frequency(k, confidence=conf)
+            r = {"value": e.value, "low": e.low, "high": e.high, "confidence": e.confidence, "method": e.method}
+        else:
+            r = sql.info_impl([a])[0]
+            return " ".join([r["kind"], str(r["width"]), str(r["depth"]), str(r["seed"]), _num(r["total_weight"]),
+                             _num(r["null_weight"]), str(r["nbytes"])])
+    except ss.SketchError as e:
+        return f"!{type(e).__name__} {e}"
+    return " ".join([_num(r["value"]), _num(r["low"]), _num(r["high"]), _num(r["confidence"]), r["method"]])
+
+
+def lines() -> list[str]:
+    sk = sketches()
+    blobs = {name: s.to_bytes() for name, s in sk.items()}
+    out = ["\t".join(["sketch", name, blob.hex()]) for name, blob in blobs.items()]
+    for op, conf, a, b, key in cases(sk):
+        exp = answer(op, conf, blobs[a], None if b is None else blobs[b], key)
+        out.append("\t".join([op, "-" if conf is None else repr(conf), a, b or "-", key or "-", exp]))
+    return out
+
+
+def read() -> tuple[dict, list[list[str]]]:
+    """The stored vectors: ({name: sketch bytes}, queries as lists of fields)."""
+    rows = [ln.split("\t") for ln in PATH.read_text().splitlines() if ln and not ln.startswith("#")]
+    blobs = {r[1]: bytes.fromhex(r[2]) for r in rows if r[0] == "sketch"}
+    return blobs, [r for r in rows if r[0] != "sketch"]
+
+
+def main() -> int:
+    header = "# op\tconfidence\ta\tb\tkey\texpected  (generated by tests/spark_udaf/golden_estimates.py)"
+    PATH.write_text("\n".join([header, *lines()]) + "\n")
+    print(f"wrote {PATH} ({len(read()[1])} vectors)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
