@@ -25,6 +25,7 @@ from ._common import (
     field_of,
     keys_join,
     merge_blobs,
+    resolve_column,
     worker_errors,
 )
 from . import native_build
@@ -88,6 +89,16 @@ def _partition_builder(template: bytes, weighted: bool, n_by: int, chunk_rows: i
     return build
 
 
+def resolved(df, column, weight=None):
+    """``(df, column name, weight name or None)``: the key and weight given as names (resolved as
+    Spark resolves names, case-insensitively by default) or as ``Column`` expressions
+    (:func:`spark_udaf._common.resolve_column`)."""
+    df, column = resolve_column(df, column)
+    if weight is not None:
+        df, weight = resolve_column(df, weight)
+    return df, column, weight
+
+
 def sketch_partials(df, column: str, sketch, weight: str | None = None, by=None, *, chunk_rows: int = CHUNK_ROWS):
     """DataFrame of partial sketch bytes: one row per non-empty partition (and group).
 
@@ -101,6 +112,7 @@ def sketch_partials(df, column: str, sketch, weight: str | None = None, by=None,
     from pyspark.sql.types import BinaryType, StructField, StructType
 
     require_template(sketch)
+    df, column, weight = resolved(df, column, weight)
     by = _normalise_by(by)
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be positive, got {chunk_rows}")
@@ -141,6 +153,7 @@ def sketch_column(df, column: str, sketch, weight: str | None = None, *, merge: 
     if merge not in ("driver", "tree"):
         raise ValueError(f"merge must be 'driver' or 'tree', got {merge!r}")
     require_template(sketch)
+    df, column, weight = resolved(df, column, weight)
     native_build.check_path(path)
     # a plain Parquet scan is read fastest by pyarrow on the executors (benchmarks/results/bench_spark.txt:
     # 0.42-0.57x Spark's count_min_sketch, the JVM aggregate 0.94x), so "auto" tries that first
@@ -198,6 +211,7 @@ def sketch_by(df, column: str, sketch, by, weight: str | None = None, *, chunk_r
     NULL weights gets an empty sketch instead of no row).
     """
     require_template(sketch)
+    df, column, weight = resolved(df, column, weight)
     by = _normalise_by(by)
     if not by:
         raise ValueError("sketch_by needs at least one group column")
@@ -220,6 +234,8 @@ def sketch_pair(left, lcol: str, right, rcol: str, template, lweight: str | None
     from pyspark.sql import functions as F
 
     require_template(template, "template")
+    left, lcol, lweight = resolved(left, lcol, lweight)
+    right, rcol, rweight = resolved(right, rcol, rweight)
     lt = check_key_field(left, lcol).dataType.simpleString()
     rt = check_key_field(right, rcol).dataType.simpleString()
     if not keys_join(lt, rt):

@@ -242,7 +242,7 @@ def test_one_template_for_two_tables_in_every_builder(spark, files):
         assert a is not template and b is not template and a is not b, name
         assert (a.to_bytes(), b.to_bytes()) == (a0.to_bytes(), b0.to_bytes()), name
     by = spark_udaf.sketch_by(L.union(R.selectExpr("k", "w")).selectExpr("k", "k % 2 AS g"), "k", template, "g",
-                              path="python")  # path="auto": see the xfail test at the end
+                              path="python")  # path="auto" (the JVM) is covered by the path='auto' test at the end
     assert len(by.collect()) == 2 and template.to_bytes() == blank
     got = spark_udaf.estimate_join_size(left, "k", right, "k", template)
     want = a0.join_size(b0)

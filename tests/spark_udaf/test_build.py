@@ -274,3 +274,23 @@ def test_exact_mode_partials_with_deletes_hold_the_same_data(frame, make):
     assert np.array_equal(got.counters, expected.counters) and got.total_weight == expected.total_weight
     if got.exact_mode == expected.exact_mode:
         assert got.to_bytes() == expected.to_bytes()
+
+
+def test_columns_resolve_as_spark_resolves_them(frame):
+    """Names case-insensitively (Spark's default), Column objects and expressions, for keys and weights;
+    an unknown name is Spark's own error."""
+    from pyspark.errors import AnalysisException
+    from pyspark.sql import functions as F
+
+    pdf, df = frame
+    t = ss.HashSketch(width=128, depth=5, seed=3)
+    by_name = spark_udaf.sketch_column(df, "k", t, weight="w")
+    assert spark_udaf.sketch_column(df, "K", t, weight="W") == by_name
+    assert spark_udaf.sketch_column(df, F.col("k"), t, weight=F.col("w")) == by_name
+    doubled = spark_udaf.sketch_column(df, F.col("k") + 0, t, weight=F.col("w") * 2, path="python")
+    assert np.array_equal(doubled.counters, 2 * by_name.counters)
+    parts = spark_udaf.sketch_by(df, F.col("k"), t, "day", weight="w", path="python").collect()
+    assert ss.from_bytes(parts[0]["sketch"]).total_weight == int(pdf.loc[pdf.day == parts[0]["day"]].loc[
+        pdf.k.notna(), "w"].sum())
+    with pytest.raises(AnalysisException, match="nope"):
+        spark_udaf.sketch_column(df, "nope", t)
