@@ -93,10 +93,19 @@ def resolved(df, column, weight=None):
     """``(df, column name, weight name or None)``: the key and weight given as names (resolved as
     Spark resolves names, case-insensitively by default) or as ``Column`` expressions
     (:func:`spark_udaf._common.resolve_column`)."""
-    df, column = resolve_column(df, column)
+    df, column = _resolve(df, column)
     if weight is not None:
-        df, weight = resolve_column(df, weight)
+        df, weight = _resolve(df, weight)
     return df, column, weight
+
+
+def _resolve(df, column):
+    """:func:`resolve_column`, except that a plain name matching no column (not a nested ``a.b`` nor a
+    back-quoted name) is left for :func:`check_columns`, whose error names it and the columns there are."""
+    if isinstance(column, str) and not any(c in column for c in ".`") and \
+            column.lower() not in {f.name.lower() for f in df.schema.fields}:
+        return df, column
+    return resolve_column(df, column)
 
 
 def sketch_partials(df, column: str, sketch, weight: str | None = None, by=None, *, chunk_rows: int = CHUNK_ROWS):

@@ -278,7 +278,7 @@ def test_exact_mode_partials_with_deletes_hold_the_same_data(frame, make):
 
 def test_columns_resolve_as_spark_resolves_them(frame):
     """Names case-insensitively (Spark's default), Column objects and expressions, for keys and weights;
-    an unknown name is Spark's own error."""
+    an unknown plain name is our error naming it, an unknown nested reference Spark's own."""
     from pyspark.errors import AnalysisException
     from pyspark.sql import functions as F
 
@@ -292,5 +292,7 @@ def test_columns_resolve_as_spark_resolves_them(frame):
     parts = spark_udaf.sketch_by(df, F.col("k"), t, "day", weight="w", path="python").collect()
     assert ss.from_bytes(parts[0]["sketch"]).total_weight == int(pdf.loc[pdf.day == parts[0]["day"]].loc[
         pdf.k.notna(), "w"].sum())
-    with pytest.raises(AnalysisException, match="nope"):
+    with pytest.raises(ValueError, match="column 'nope' not found"):
         spark_udaf.sketch_column(df, "nope", t)
+    with pytest.raises(AnalysisException, match="nope"):
+        spark_udaf.sketch_column(df, "nope.x", t)
