@@ -509,8 +509,12 @@ class Sketch(Serialisable):
             raise err
         if self._exact is not None:
             return _exact_estimate(self._exact.weight_of(k))
-        est = median_estimate(self._point_tables(k), f2_bound(self.self_join_tables()) / self._width, conf, self.METHOD)
+        est = median_estimate(self._point_tables(k), self._point_variance(), conf, self.METHOD)
         return est.at_least(0.0) if self._nonnegative else est
+
+    def _point_variance(self) -> float:
+        """Variance bound of one table's point estimate: ``F2 / width``."""
+        return f2_bound(self.self_join_tables()) / self._width
 
     def _check_join(self, other, confidence) -> float:
         self.check_compatible(other, "join", same_dtype=False)

@@ -396,6 +396,14 @@ class SkimmedSketch(HashSketch):
         ids, signs = virtual_ids(np.array([key], dtype=np.int64), self._seed, self._virtual_lg)
         return super()._point_tables(int(ids[0])) * float(signs[0])
 
+    def _point_variance(self) -> float:
+        """Virtual layout: the keys sharing the key's id add a term shared by every table, of
+        variance at most ``F2 / 2**lg``; the bound covers it beside the counters' ``F2 / width``."""
+        var = super()._point_variance()
+        if self._search == "virtual":
+            var += f2_bound(self.self_join_tables()) / (1 << self._virtual_lg)
+        return var
+
     def _validate_keys(self, keys):
         if self._domain_size is None:
             return
