@@ -45,7 +45,7 @@ from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["HashFamily", "family", "mix", "unmix", "MAX_WIDTH", "MAX_DEPTH", "AGMS_WORD_BASE"]
+__all__ = ["HashFamily", "family", "mix", "unmix", "signed_virtual_ids", "MAX_WIDTH", "MAX_DEPTH", "AGMS_WORD_BASE"]
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -69,6 +69,13 @@ def mix(z: np.ndarray) -> np.ndarray:
     z *= _M2
     z ^= z >> np.uint64(31)
     return z
+
+
+def signed_virtual_ids(keys: np.ndarray, salt: int, lg: int) -> tuple[np.ndarray, np.ndarray]:
+    """(ids, signs) of int64 keys in the virtual layout (skimsketch/virtual.py): ``y = mix(key ^ salt)``,
+    id ``y >> (64 - lg)`` in ``[0, 2**lg)``, sign ``-1`` when ``y`` is odd else ``+1`` (both int64)."""
+    y = mix(np.ascontiguousarray(keys, dtype=np.int64).view(np.uint64) ^ np.uint64(salt))
+    return (y >> np.uint64(64 - lg)).astype(np.int64), 1 - 2 * (y & np.uint64(1)).astype(np.int64)
 
 
 def unmix(z: np.ndarray) -> np.ndarray:

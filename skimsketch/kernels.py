@@ -32,7 +32,7 @@ import numpy as np
 
 from .errors import CounterOverflowError
 from .fingerprints import fingerprints_reference
-from .hashing import mix
+from .hashing import signed_virtual_ids
 
 
 
@@ -206,14 +206,14 @@ class Kernels:
         """:meth:`hash_delta` of the keys' virtual ids with their weights times the virtual signs
         (skimsketch/virtual.py: ``y = mix(key ^ salt)``, id ``y >> (64 - lg)``, sign ``-1`` when ``y``
         is odd); the delta of ``hash_delta(family, ids, signs * (weights or 1), ...)``."""
-        ids, signs = _virtual_map(keys, salt, lg)
+        ids, signs = signed_virtual_ids(keys, salt, lg)
         w = signs if weights is None else weights * signs
         return self.hash_delta(family, ids, w, width, depth, float_counters)
 
     def virtual_counts(self, keys: np.ndarray, salt: int, lg: int) -> tuple[np.ndarray, np.ndarray]:
         """``(ids, net)``: the virtual ids (ascending int64) whose keys' signs do not cancel, and each
         one's net signed count (int64): an unweighted batch summed per virtual id."""
-        ids, signs = _virtual_map(keys, salt, lg)
+        ids, signs = signed_virtual_ids(keys, salt, lg)
         both = np.bincount(ids * 2 + (signs < 0), minlength=2 << lg).reshape(-1, 2)
         net = both[:, 0] - both[:, 1]
         present = np.flatnonzero(net)
@@ -368,13 +368,6 @@ class CompiledKernels(Kernels):
             _ckernels.gather_estimates(res, np.ascontiguousarray(b), np.ascontiguousarray(s), idx, d, res.shape[1], n,
                                        n, 1, out)
         return out
-
-
-def _virtual_map(keys, salt: int, lg: int):
-    """(ids, signs as int64) of skimsketch/virtual.py's map: ``y = mix(key ^ salt)``, id ``y >> (64 - lg)``,
-    sign ``-1`` when ``y`` is odd (the reference; tests check it against ``virtual.virtual_ids``)."""
-    y = mix(np.ascontiguousarray(keys, dtype=np.int64).view(np.uint64) ^ np.uint64(salt))
-    return (y >> np.uint64(64 - lg)).astype(np.int64), 1 - 2 * (y & np.uint64(1)).astype(np.int64)
 
 
 def _extra_nulls() -> tuple:

@@ -105,12 +105,6 @@ def _check_threshold(threshold) -> float:
     return t
 
 
-def _unresolved(threshold, resolution: float) -> str:
-    return (f"heavy_hitters({threshold!r}): this sketch cannot resolve keys below |frequency| "
-            f"{resolution:.6g} (lighter keys are indistinguishable from collisions); ask for a "
-            f"threshold >= {resolution:.6g} or use a larger sketch")
-
-
 def _entries_range(keys: np.ndarray) -> tuple[int, int] | None:
     """(smallest, largest) of exact-mode keys (ascending), or None."""
     return (int(keys[0]), int(keys[-1])) if len(keys) else None
@@ -641,14 +635,24 @@ class SkimmedSketch(HashSketch):
         t = _check_threshold(threshold)
         if self._exact is not None:  # every key, exactly
             return {k: w for k, w in self._exact.items().items() if abs(w) >= t}
+        keys, values = self._resolved_at(threshold, t)
+        keep = np.abs(values) >= t
+        return dict(zip(keys[keep].tolist(), values[keep].tolist()))
+
+    def _resolved_at(self, threshold, t: float):
+        """(dense keys, values) a report names after peeling down to ``t`` (cached per ``t``), or the
+        ``ValueError`` of :meth:`heavy_hitters` when ``t`` is below what this sketch resolves."""
         res = self._cache.get(("skim", t))
         if res is None:
             res = self._cache[("skim", t)] = self._skim_at(t)
         keys, values, resolution = self._reported(res)
         if t < resolution:
-            raise ValueError(_unresolved(threshold, resolution))
-        keep = np.abs(values) >= t
-        return dict(zip(keys[keep].tolist(), values[keep].tolist()))
+            raise ValueError(
+                f"heavy_hitters({threshold!r}): this sketch cannot resolve keys below |frequency| "
+                f"{resolution:.6g} (lighter keys are indistinguishable from collisions); ask for a "
+                f"threshold >= {resolution:.6g} or use a larger sketch"
+            )
+        return keys, values
 
     def _candidate_hitters(self, threshold, candidates) -> dict:
         """heavy_hitters restricted to ``candidates``: {canonical key: estimate} of those reported."""
@@ -665,12 +669,7 @@ class SkimmedSketch(HashSketch):
             t = 0.0
         else:
             t = _check_threshold(threshold)
-            res = self._cache.get(("skim", t))
-            if res is None:
-                res = self._cache[("skim", t)] = self._skim_at(t)
-            dense_ids, values, resolution = self._reported(res)
-            if t < resolution:
-                raise ValueError(_unresolved(threshold, resolution))
+            dense_ids, values = self._resolved_at(threshold, t)
         ids, signs = virtual_ids(keys, self._seed, self._virtual_lg)
         pos = np.searchsorted(dense_ids, ids)
         pos = np.minimum(pos, max(len(dense_ids) - 1, 0))
@@ -680,7 +679,7 @@ class SkimmedSketch(HashSketch):
         return dict(zip(keys[keep].tolist(), est[keep].tolist()))
 
     def _virtual_sd(self, other, value: float, a: SkimResult, b: SkimResult, dense_dense: float,
-                    confidence: float) -> float:
+                    f2_dense_a: float, f2_dense_b: float, confidence: float) -> float:
         """Deviation of the virtual ids' collision terms ``F.G - f.g`` (:mod:`skimsketch.virtual`):
         at most ``(F2(f) F2(g) + (f.g)^2) / 2**lg`` in variance. Every pair with a residual key is
         in. A pair of dense entries ``(u, v)`` collides with probability ``2**-lg`` and then adds
@@ -690,7 +689,6 @@ class SkimmedSketch(HashSketch):
         if self._search != "virtual":
             return 0.0
         f2f, f2g = f2_bound(self.self_join_tables()), f2_bound(other.self_join_tables())
-        f2_dense_a, f2_dense_b = float(np.dot(a.values, a.values)), float(np.dot(b.values, b.values))
         var = max(f2f * f2g - f2_dense_a * f2_dense_b, 0.0) + max(value * value - dense_dense * dense_dense, 0.0)
         rare = int(0.1 * (1.0 - confidence) * (1 << self._virtual_lg))
         sa, sb = _heaviest_squares(a.values), _heaviest_squares(b.values)
@@ -776,7 +774,7 @@ class SkimmedSketch(HashSketch):
         # the virtual layout's id collisions: one draw shared by every table (the median does not
         # shrink it), added in quadrature with the normal (or Chebyshev) factor of a single table
         k1 = normal_median_k(1, conf) if bound == "normal" else chebyshev_k(1, conf)
-        virt = self._virtual_sd(other, value, a, b, dense_dense, conf)
+        virt = self._virtual_sd(other, value, a, b, dense_dense, f2_dense_a, f2_dense_b, conf)
         half = math.hypot(k * sd, k1 * virt) + ROUNDING * (abs(dense_dense) + float(np.abs(terms).sum(axis=0).max()))
         half += self._doubt(a, other, b, ia, ib)
         return Estimate(

@@ -24,7 +24,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .hashing import family, mix
+from .hashing import family, signed_virtual_ids
 from .hierarchy import HIER_WORD_BASE
 
 __all__ = ["DEFAULT_VIRTUAL_LG", "MAX_VIRTUAL_LG", "MIN_VIRTUAL_LG", "virtual_salt", "virtual_ids"]
@@ -41,13 +41,11 @@ def virtual_salt(seed: int) -> int:
 
 
 def virtual_ids(keys: np.ndarray, seed: int, lg: int) -> tuple[np.ndarray, np.ndarray]:
-    """(ids int64 in ``[0, 2**lg)``, signs int8 of +-1) of canonical int64 keys.
+    """(ids int64 in ``[0, 2**lg)``, signs int64 of +-1) of canonical int64 keys
+    (:func:`skimsketch.hashing.signed_virtual_ids` with the seed's salt).
 
     >>> ids, signs = virtual_ids(np.array([0, 1, -5], dtype=np.int64), seed=7, lg=20)
     >>> bool(((ids >= 0) & (ids < 2**20)).all()), sorted(set(signs.tolist())) <= [-1, 1]
     (True, True)
     """
-    y = mix(np.ascontiguousarray(keys, dtype=np.int64).view(np.uint64) ^ np.uint64(virtual_salt(seed)))
-    ids = (y >> np.uint64(64 - lg)).astype(np.int64)
-    signs = (1 - 2 * (y & np.uint64(1)).astype(np.int8)).astype(np.int8)
-    return ids, signs
+    return signed_virtual_ids(keys, virtual_salt(seed), lg)
