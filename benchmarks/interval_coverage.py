@@ -38,9 +38,17 @@ def wilson(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return max(0.0, c - h), min(1.0, c + h)
 
 
-def kinds(nb: int, seed: int, domain):
-    out = {"unbounded": ss.SkimmedSketch.for_bytes(nb, seed=seed), "hash": ss.HashSketch.for_bytes(nb, seed=seed)}
-    if domain is not None and domain <= (1 << 22):
+KINDS = ("unbounded", "hash", "bounded")
+
+
+def kinds(nb: int, seed: int, domain, wanted=KINDS):
+    """The sketches compared, by kind name (``wanted`` selects; "bounded" only for small integer domains)."""
+    out = {}
+    if "unbounded" in wanted:
+        out["unbounded"] = ss.SkimmedSketch.for_bytes(nb, seed=seed)
+    if "hash" in wanted:
+        out["hash"] = ss.HashSketch.for_bytes(nb, seed=seed)
+    if "bounded" in wanted and domain is not None and domain <= (1 << 22):
         out["bounded"] = ss.SkimmedSketch.for_bytes(nb, seed=seed, domain=domain)
     return out
 
@@ -51,6 +59,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", type=int, default=200, help="sketch seeds per cell")
     ap.add_argument("--sizes", type=int, nargs="+", default=[4096, 16384])
     ap.add_argument("--workloads", nargs="+", default=None, metavar="PATTERN")
+    ap.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS, help="sketches to compare")
     ap.add_argument("--out", default=None, help="also write the table to this file")
     args = ap.parse_args(argv)
 
@@ -69,7 +78,7 @@ def main(argv=None) -> int:
         for nb in args.sizes:
             cells = {}
             for seed in range(args.seeds):
-                for kind, proto in kinds(nb, 10_000 + seed, w.domain).items():
+                for kind, proto in kinds(nb, 10_000 + seed, w.domain, args.kinds).items():
                     a, b = sketch_of(proto, w.keys, w.f), sketch_of(proto, w.keys, w.g)
                     e = a.join_size(b)
                     c = cells.setdefault(kind, {"hits": 0, "half": [], "err": []})

@@ -19,7 +19,7 @@ import numpy as np
 
 from .estimate import Estimate
 
-__all__ = ["chebyshev_k", "median_estimate", "check_confidence", "normal_median_k", "BOUNDS"]
+__all__ = ["biased_normal_z", "chebyshev_k", "median_estimate", "check_confidence", "normal_median_k", "BOUNDS"]
 
 BOUNDS = ("normal", "chebyshev")
 
@@ -54,20 +54,41 @@ def chebyshev_k(depth: int, confidence: float) -> float:
     return 1.0 / math.sqrt(lo)
 
 
+def biased_normal_z(confidence: float, bias: float) -> float:
+    """``z`` with ``P(|Z - bias| <= z) = confidence`` for ``Z ~ N(0, 1)`` (bisection on ``erf``; the
+    normal quantile at ``(1 + confidence) / 2`` when ``bias`` is 0).
+
+    >>> round(biased_normal_z(0.95, 0.0), 4), round(biased_normal_z(0.95, 0.5), 4)
+    (1.96, 2.1815)
+    """
+    c, b = check_confidence(confidence), abs(float(bias))
+    if b == 0.0:
+        return math.sqrt(2.0) * _erfinv(c)
+    lo, hi = 0.0, 40.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if 0.5 * (math.erf((mid - b) / math.sqrt(2.0)) + math.erf((mid + b) / math.sqrt(2.0))) < c:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
 @lru_cache(maxsize=4096)
-def normal_median_k(depth: int, confidence: float) -> float:
+def normal_median_k(depth: int, confidence: float, bias: float = 0.0) -> float:
     """``k`` such that ``median ± k * sd(one table)`` covers at ``confidence`` for normal table errors.
 
     The median of ``depth`` independent ``N(0, 1)`` has standard deviation
     ``s_d`` (computed here from the order statistics' density; ``s_1 = 1``,
     ``s_3 = 0.670``, ``s_5 = 0.536``); ``k = s_d * z`` with ``z`` the normal
-    quantile at ``(1 + confidence) / 2``.
+    quantile at ``(1 + confidence) / 2``, or with ``bias`` (in units of ``s_d``) the
+    :func:`biased_normal_z` that still covers when the median is off by that much.
 
     >>> round(normal_median_k(1, 0.95), 3), round(normal_median_k(3, 0.95), 3)
     (1.96, 1.313)
     """
-    c = check_confidence(confidence)
-    z = math.sqrt(2.0) * _erfinv(c)
+    check_confidence(confidence)
+    z = biased_normal_z(confidence, bias)
     x = np.linspace(-8.0, 8.0, 32001)
     pdf = np.exp(-x * x / 2) / math.sqrt(2 * math.pi)
     cdf = 0.5 * (1 + np.array([math.erf(v / math.sqrt(2)) for v in x]))
