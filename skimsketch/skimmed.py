@@ -14,9 +14,11 @@ takes the median over tables ``p`` of::
 
 where ``D = H - H'`` is the hash sketch of the dense frequencies. Each
 sketched term of a table has variance at most ``(F2(a) F2(b) + (a·b)^2) /
-width`` for its two vectors; the interval is ``median ± k * sigma`` with
-``sigma`` the sum of the three terms' deviations and ``k`` from the median of
-``depth`` normal errors (``bound="normal"``) or Chebyshev
+width`` for its two vectors, and two terms a covariance at most
+``(|a·c| |b·d| + |a·d| |b·c|) / width``; the interval is ``median ± k * sigma``
+with ``sigma`` one table's deviation of the three terms together (:func:`_table_sd`)
+and ``k`` from the median of ``depth`` normal errors allowing a bias of
+``MEDIAN_BIAS`` of its deviations (``bound="normal"``) or Chebyshev
 (``bound="chebyshev"``, distribution-free), :mod:`skimsketch.bounds`.
 
 Candidates: with ``domain=m`` every key of ``[0, m)`` (``m <= 2**22``, the
@@ -766,7 +768,8 @@ class SkimmedSketch(HashSketch):
 
         ``bound="normal"`` (default): ``median ± k sigma`` with ``k`` from
         :func:`~skimsketch.bounds.normal_median_k` -- the median of normal
-        table errors; ``bound="chebyshev"``: the distribution-free
+        table errors, off by up to ``MEDIAN_BIAS`` of its deviations (the
+        estimate's measured bias, docs/defaults.md "Intervals"); ``bound="chebyshev"``: the distribution-free
         Chebyshev-median interval (:func:`~skimsketch.bounds.chebyshev_k`),
         wider but valid whatever the error distribution."""
         conf = self._check_join(other, confidence)
