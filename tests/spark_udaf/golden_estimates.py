@@ -32,7 +32,10 @@ from spark_udaf import sql
 PATH = Path(__file__).resolve().parents[2] / "spark_udaf" / "java" / "io" / "skimsketch" / "spark" / \
     "golden-estimates.tsv"
 #: Sketch kinds whose counter-mode estimates the JVM computes (exact-mode answers and info: every kind).
-PORTED = ("HashSketch", "AGMSSketch")
+PORTED = ("HashSketch", "AGMSSketch", "SkimmedSketch")
+#: Counter-mode skimmed layouts whose join the JVM computes (SKIMDENSE over a scan of candidates);
+#: search="prefix" joins raise NotPorted there (their self-joins and frequencies are the hash sketch's).
+PORTED_SKIM_SEARCHES = ("virtual", None, "range")
 
 
 def _zipf(seed: int, n: int, domain: int) -> np.ndarray:
@@ -73,7 +76,90 @@ def sketches() -> dict:
         "skim_prefix": ss.SkimmedSketch(64, 5, 9).update(_zipf(20, 500, 100)),
     }
     out["hash_mixed"] = out["hash_exact"].copy().merge(h().update([5, 6, 7]))  # counter mode after the merge
+    out.update(skimmed_sketches())
     return out
+
+
+def _heavy(keys, counts) -> np.ndarray:
+    return np.repeat(np.asarray(keys, dtype=np.int64), counts)
+
+
+def skimmed_sketches() -> dict:
+    """Counter-mode skimmed sketches of the scan layouts (virtual ids, a domain, a key range): skewed,
+    flat, tiny and empty data, skims that explain every counter, float and large weights, deletes."""
+    rng = np.random.default_rng(40)
+
+    def virt(**kw):
+        return ss.SkimmedSketch(kw.pop("width", 64), kw.pop("depth", 5), kw.pop("seed", 5), search="virtual",
+                                virtual_lg=kw.pop("lg", 12), **kw)
+
+    def dom(**kw):
+        return ss.SkimmedSketch(kw.pop("width", 48), kw.pop("depth", 5), kw.pop("seed", 6), domain=1000, **kw)
+
+    def rng_(**kw):
+        return ss.SkimmedSketch(kw.pop("width", 64), kw.pop("depth", 5), kw.pop("seed", 7), search="range", **kw)
+
+    heavy_a = _heavy([3, 77, 912, 4000, 123456], [900, 500, 300, 200, 120])
+    heavy_b = _heavy([8, 78, 911, 4001, 654321], [800, 450, 350, 150, 100])
+    base = 10**9
+    out = {
+        # search="virtual" (lg 12 keeps the scan small; one default-lg sketch: skim_counters)
+        "v_zipf": virt().update(_zipf(41, 6000, 5000)),
+        "v_zipf2": virt().update(_zipf(42, 4000, 5000)),
+        "v_flat": virt().update(rng.integers(0, 3000, 3000)),
+        "v_flat2": virt().update(rng.integers(0, 3000, 2500)),
+        "v_tiny": virt().update([5, 5, 9]),
+        "v_empty": virt(),
+        "v_all": virt().update(heavy_a),
+        "v_all2": virt().update(heavy_b),
+        "v_float": virt(dtype="float64").update(_zipf(43, 3000, 2000), weights=np.linspace(0.1, 4.0, 3000)),
+        "v_deletes": virt().update(_zipf(44, 3000, 2000)).update(_zipf(45, 2500, 2000), weights=-1),
+        "v_w64": virt().update([1, 2, 3, 2**40], weights=[2**35, -3, 2**33, 7]),
+        "v_str": virt().update([f"user{int(k)}" for k in _zipf(46, 3000, 800)]),
+        "v_str2": virt().update([f"user{int(k)}" for k in _zipf(47, 2000, 800)]),
+        "v_d4": virt(depth=4, width=96).update(_zipf(48, 5000, 3000)),
+        "v_d4b": virt(depth=4, width=96).update(_zipf(49, 4000, 3000)),
+        "v_lg13": virt(lg=13).update(_zipf(50, 3000, 2000)),
+        "v_exact": virt(exact=True).update(_zipf(51, 300, 40)),
+        "v_big": ss.SkimmedSketch.for_bytes(2048, seed=5, exact=False).update(_zipf(52, 8000, 5000)),
+        # a bounded domain
+        "d_zipf": dom().update(_zipf(53, 5000, 1000)),
+        "d_zipf2": dom().update(_zipf(54, 3000, 1000)),
+        "d_flat": dom().update(rng.integers(0, 1000, 2000)),
+        "d_all": dom().update(_heavy([1, 2, 500, 999], [400, 300, 200, 100])),
+        "d_all2": dom().update(_heavy([3, 501, 998], [350, 250, 150])),
+        "d_float": dom(dtype="float64").update(_zipf(55, 2000, 1000), weights=np.linspace(-1.0, 3.0, 2000)),
+        "d_deletes": dom().update(_zipf(56, 3000, 1000)).update(_zipf(57, 2000, 1000), weights=-1),
+        "d_empty": dom(),
+        # search="range": keys around 10**9, negative keys, a range too wide to scan, string keys
+        "r_zipf": rng_().update(_zipf(58, 5000, 4000) + base),
+        "r_zipf2": rng_().update(_zipf(59, 3000, 4000) + base),
+        "r_neg": rng_().update(-_zipf(60, 3000, 3000)),
+        "r_neg2": rng_().update(-_zipf(61, 2000, 3000) - 1),
+        "r_wide": rng_().update(np.concatenate([_zipf(62, 3000, 4000) + base, [0]])),
+        "r_str": rng_().update([f"k{int(k)}" for k in _zipf(63, 2000, 500)]),
+        "r_str2": rng_().update([f"k{int(k)}" for k in _zipf(64, 1500, 500)]),
+        "r_all": rng_().update(_heavy([base, base + 7, base + 4095], [600, 300, 100])),
+        "r_empty": rng_(),
+        # search="prefix": self-join and frequency only (the join's prefix search is not on the JVM)
+        "p_zipf": ss.SkimmedSketch(64, 5, 9, search="prefix").update(_zipf(65, 3000, 2000)),
+    }
+    return out
+
+
+#: (a, b) joins of counter-mode skimmed sketches (and their errors), each at several confidences.
+SKIM_JOINS = [
+    ("v_zipf", "v_zipf2"), ("v_zipf", "v_zipf"), ("v_flat", "v_flat2"), ("v_tiny", "v_zipf"), ("v_empty", "v_zipf"),
+    ("v_empty", "v_empty"), ("v_all", "v_all"), ("v_all", "v_all2"), ("v_all", "v_zipf"), ("v_float", "v_zipf"),
+    ("v_deletes", "v_zipf"), ("v_deletes", "v_deletes"), ("v_w64", "v_zipf"), ("v_str", "v_str2"),
+    ("v_d4", "v_d4b"), ("v_lg13", "v_lg13"), ("v_exact", "v_zipf"), ("v_zipf", "v_exact"), ("v_big", "skim_counters"),
+    ("d_zipf", "d_zipf2"), ("d_zipf", "d_flat"), ("d_all", "d_all"), ("d_all", "d_all2"), ("d_float", "d_zipf"),
+    ("d_deletes", "d_zipf"), ("d_empty", "d_zipf"),
+    ("r_zipf", "r_zipf2"), ("r_neg", "r_neg2"), ("r_wide", "r_zipf"), ("r_str", "r_str2"), ("r_all", "r_zipf"),
+    ("r_empty", "r_zipf"), ("r_all", "r_all"),
+    # errors: another layout, another virtual domain, another key type
+    ("v_zipf", "r_zipf"), ("v_zipf", "v_lg13"), ("v_zipf", "v_str"), ("d_zipf", "v_zipf"),
+]
 
 
 def cases(sk: dict) -> list[tuple]:
@@ -89,6 +175,9 @@ def cases(sk: dict) -> list[tuple]:
              ("hash_f", "hash_w32"), ("hash_f", "hash_seed2"), ("hash_f", "hash_str"), ("hash_f", "agms_f")]
     for a, b in pairs:
         out.append(("join", 0.95, a, b, None))
+    for a, b in SKIM_JOINS:
+        for c in (0.95,) if a == b else (0.5, 0.95, 0.99):
+            out.append(("join", c, a, b, None))
     for c in (0.5, 0.9, 0.99, 0.999999):
         out.append(("join", c, "hash_f", "hash_g", None))
         out.append(("join", c, "agms_f", "agms_wide" if c == 0.5 else "agms_g", None))
@@ -100,7 +189,8 @@ def cases(sk: dict) -> list[tuple]:
     keys = ["int:0", "int:1", "int:3", "int:499", "int:-5", f"int:{2**40}", "float:3.0", "float:2.5",
             "str:" + b"user5".hex(), "bytes:" + b"raw".hex()]
     for name in ("hash_f", "hash_w64", "hash_float", "hash_str2", "hash_d4", "hash_exact", "hash_empty", "agms_f",
-                 "agms_exact", "skim_exact", "skim_exact_str"):
+                 "agms_exact", "skim_exact", "skim_exact_str", "v_zipf", "v_float", "v_str", "v_big", "d_zipf",
+                 "r_zipf", "r_str", "p_zipf", "skim_prefix"):
         for k in keys:
             out.append(("freq", 0.95, name, None, k))
     out.append(("freq", 0.8, "hash_f", None, "int:1"))

@@ -570,6 +570,12 @@ public final class SketchState implements Externalizable {
         return allZero() && (spec.isFloat ? ftotal == 0 && fnull == 0 : total == 0 && nullWeight == 0);
     }
 
+    /** search="range": {smallest, largest} integer key inserted, as the bytes record it; null when none. */
+    long[] keyRange() {
+        flushCache();
+        return hasRange && recordedDomain() == KEY_INT ? new long[] {lo, hi} : null;
+    }
+
     /** The exact-mode entries (key -> Long or Double weight); null in counter mode. */
     Map<Long, ? extends Number> exactEntries() {
         return entries != null ? entries : fentries;
