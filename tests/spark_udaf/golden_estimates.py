@@ -5,10 +5,12 @@ jar) has tab-separated lines: ``sketch  name  hex`` (sketch bytes), then one que
 
     op  confidence  a  b  key  expected
 
-``op`` is ``join``, ``self``, ``freq`` or ``info``; ``a``/``b`` name sketches
+``op`` is ``join``, ``self``, ``freq``, ``info`` or ``skim``; ``a``/``b`` name sketches
 (``-`` when unused); ``key`` is ``int:<n>``, ``float:<repr>``, ``str:<utf-8 hex>``
 or ``bytes:<hex>``; ``expected`` is ``value low high confidence method`` (estimates),
-``kind width depth seed total_weight null_weight nbytes`` (info), or
+``kind width depth seed total_weight null_weight nbytes`` (info), the skim's dense keys
+``key:value`` in ascending order, ``?`` before those a report would not name (skim: the
+SKIMDENSE decisions behind a skimmed join, checked exactly; ``none`` when no key is dense), or
 ``!ErrorName message``. Numbers are Python reprs (exact round trips).
 
 The answers are those of the Python SQL implementations (``spark_udaf.sql``: the core's
@@ -182,6 +184,8 @@ def cases(sk: dict) -> list[tuple]:
         out.append(("join", c, "hash_f", "hash_g", None))
         out.append(("join", c, "agms_f", "agms_wide" if c == 0.5 else "agms_g", None))
     for name, s in sk.items():
+        if isinstance(s, ss.SkimmedSketch) and not s.exact_mode and s.search in PORTED_SKIM_SEARCHES:
+            out.append(("skim", None, name, None, None))
         exact_or_ported = s.exact_mode or type(s).__name__ in PORTED
         if exact_or_ported:
             out.append(("self", 0.95, name, None, None))
@@ -214,6 +218,8 @@ def answer(op: str, conf, a: bytes, b: bytes | None, key: str | None) -> str:
             r = sql.join_impl([a], [b], True, conf)[0]
         elif op == "self":
             r = sql.self_join_impl([a], True, conf)[0]
+        elif op == "skim":
+            return skim_line(ss.from_bytes(a))
         elif op == "freq":
             s = ss.from_bytes(a)
             k = _key(key)
@@ -227,6 +233,15 @@ def answer(op: str, conf, a: bytes, b: bytes | None, key: str | None) -> str:
     except ss.SketchError as e:
         return f"!{type(e).__name__} {e}"
     return " ".join([_num(r["value"]), _num(r["low"]), _num(r["high"]), _num(r["confidence"]), r["method"]])
+
+
+def skim_line(s) -> str:
+    """The ``skim`` answer: the dense keys (ascending) with their values, ``?`` marking those a report
+    would not name (SkimmedSketch._doubtful)."""
+    res = s.skim()
+    doubtful = s._doubtful(res)[0]
+    out = [("?" if m else "") + f"{int(k)}:{_num(v)}" for k, v, m in zip(res.keys, res.values, doubtful)]
+    return " ".join(out) or "none"
 
 
 def lines() -> list[str]:
