@@ -49,11 +49,11 @@ final class Skim {
         if (a.exactMode()) {
             return exactSkim(a, counters);
         }
-        ScanCandidates cand;
+        Candidates cand;
         if (s.domain != 0) {
-            cand = ScanCandidates.of(s.seed, s.width, s.depth, 0, (int) s.domain);
+            cand = Candidates.of(s.seed, s.width, s.depth, 0, (int) s.domain);
         } else if (s.virtualLg > 0) {
-            cand = ScanCandidates.of(s.seed, s.width, s.depth, 0, 1 << s.virtualLg);
+            cand = Candidates.of(s.seed, s.width, s.depth, 0, 1 << s.virtualLg);
         } else if (s.range) {
             cand = rangeCandidates(s, a.keyRange());
         } else {
@@ -64,7 +64,7 @@ final class Skim {
     }
 
     /** range_candidates of the key range, or null (no candidates: the sketch cannot scan its keys). */
-    private static ScanCandidates rangeCandidates(Spec s, long[] kr) {
+    private static Candidates rangeCandidates(Spec s, long[] kr) {
         if (kr == null || Long.compareUnsigned(kr[1] - kr[0], Spec.MAX_SCAN_DOMAIN) >= 0) {
             return null;
         }
@@ -74,7 +74,7 @@ final class Skim {
             lo = kr[0];
             hi = kr[1];
         }
-        return ScanCandidates.of(s.seed, s.width, s.depth, lo, (int) (hi - lo + 1));
+        return Candidates.of(s.seed, s.width, s.depth, lo, (int) (hi - lo + 1));
     }
 
     private static Skim exactSkim(SketchState a, double[][] counters) {

@@ -6,7 +6,7 @@ import java.util.List;
 
 /**
  * SKIMDENSE (Ganguly, Garofalakis, Rastogi, EDBT 2004) as the core runs it (skimsketch/skimdense.py
- * skimdense, _refine, _least_squares) over the candidates of a scan ({@link ScanCandidates}): rounds
+ * skimdense, _refine, _least_squares) over the candidates of a scan ({@link Candidates}): rounds
  * of adaptive pass rules ({@link PassRules}) on the residual, greedy peeling (a passing candidate
  * is accepted when its |mean estimate| ranks first in each of its buckets) with the median of its
  * table estimates as its value, one least-squares refinement of the keys already dense per round,
@@ -44,7 +44,7 @@ final class SkimDense {
     }
 
     /** skimdense(counters, cand, floor=SkimmedSketch._floor); cand null: no candidates. */
-    static Result run(double[][] counters, ScanCandidates cand, double skimFactor) {
+    static Result run(double[][] counters, Candidates cand, double skimFactor) {
         int d = counters.length;
         int w = counters[0].length;
         double[][] residual = new double[d][];
@@ -156,21 +156,35 @@ final class SkimDense {
             }
         }
         double[] vals = new double[sel.length];
-        long[] keys = new long[sel.length];
         for (int j = 0; j < sel.length; j++) {
             vals[j] = values[sel[j]];
-            keys[j] = cand.lo + sel[j];
         }
         int[][] cells = cells(cand, d, sel);
-        leastSquares(residual, cells, vals, LSQ_ITERATIONS);
-        return new Result(keys, vals, residual, n, cells);
+        leastSquares(residual, cells, vals, LSQ_ITERATIONS); // in candidate order, as the core
+        // then in ascending key order (a scan's candidates already are)
+        Integer[] order = new Integer[sel.length];
+        for (int j = 0; j < sel.length; j++) {
+            order[j] = j;
+        }
+        Arrays.sort(order, (x, y) -> Long.compare(cand.key(sel[x]), cand.key(sel[y])));
+        long[] keys = new long[sel.length];
+        double[] sortedVals = new double[sel.length];
+        int[][] sortedCells = new int[d][sel.length];
+        for (int j = 0; j < sel.length; j++) {
+            keys[j] = cand.key(sel[order[j]]);
+            sortedVals[j] = vals[order[j]];
+            for (int p = 0; p < d; p++) {
+                sortedCells[p][j] = cells[p][order[j]];
+            }
+        }
+        return new Result(keys, sortedVals, residual, n, sortedCells);
     }
 
     /**
      * hot_candidates: positions (ascending) of the candidates not yet dense with |residual| >= t in at
      * least need of their buckets.
      */
-    private static int[] hot(ScanCandidates cand, double[][] residual, double t, boolean[] dense, int need,
+    private static int[] hot(Candidates cand, double[][] residual, double t, boolean[] dense, int need,
                              short[] count) {
         int d = residual.length;
         int w = residual[0].length;
@@ -210,7 +224,7 @@ final class SkimDense {
     }
 
     /** [p][j]: the bucket and sign cell of candidate idx[j] in table p. */
-    private static int[][] cells(ScanCandidates cand, int d, int[] idx) {
+    private static int[][] cells(Candidates cand, int d, int[] idx) {
         int[][] out = new int[d][idx.length];
         for (int p = 0; p < d; p++) {
             for (int j = 0; j < idx.length; j++) {

@@ -5,21 +5,24 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The candidates of a scan, every key of {@code [lo, lo + n)} (skimsketch/skimdense.py:
- * domain_candidates for a domain or the virtual ids, range_candidates for a key range), with
- * their buckets and signs in the main tables and the bucket index (Candidates.bucket_index: the
- * candidates of each bucket in ascending order). Built once per (seed, width, depth, lo, n) and
- * kept in a small least-recently-used cache bounded in memory (a join skims two sketches of one
- * shape; the virtual layout's 2^20 ids take about 40 MB at depth 5); read-only once built, so
- * queries share it across threads.
+ * The candidate keys SKIMDENSE tests (skimsketch/skimdense.py Candidates), with their buckets and
+ * signs in the main tables and the bucket index (Candidates.bucket_index: the candidates of each
+ * bucket in ascending position). A scan, every key of {@code [lo, lo + n)} (domain_candidates for
+ * a domain or the virtual ids, range_candidates for a key range), is built once per (seed, width,
+ * depth, lo, n) and kept in a small least-recently-used cache bounded in memory (a join skims two
+ * sketches of one shape; the virtual layout's 2^20 ids take about 40 MB at depth 5); the keys of a
+ * prefix search ({@link #ofKeys}) are hashed per query. Read-only once built, so queries share them
+ * across threads.
  */
-final class ScanCandidates {
+final class Candidates {
     /** Cached int entries at most (4 bytes each): 2^25 is 128 MB. */
     static final long CACHE_INTS = 1L << 25;
-    private static final Map<String, ScanCandidates> CACHE = new LinkedHashMap<>(8, 0.75f, true);
+    private static final Map<String, Candidates> CACHE = new LinkedHashMap<>(8, 0.75f, true);
     private static long cachedInts;
 
     final long lo;
+    /** The keys in candidate order; null for a scan (key i is lo + i). */
+    final long[] keys;
     final int n;
     final int width;
     final int depth;
@@ -29,8 +32,9 @@ final class ScanCandidates {
     final int[] order;
     final int[] starts;
 
-    private ScanCandidates(long seed, int width, int depth, long lo, int n) {
+    private Candidates(long seed, int width, int depth, long lo, int n, long[] keys) {
         this.lo = lo;
+        this.keys = keys;
         this.n = n;
         this.width = width;
         this.depth = depth;
@@ -38,7 +42,7 @@ final class ScanCandidates {
         Hashing.Family fam = Hashing.family(seed, (depth + 1) / 2);
         long[] words = new long[fam.nWords];
         for (int i = 0; i < n; i++) {
-            fam.words(lo + i, words);
+            fam.words(key(i), words);
             for (int p = 0; p < depth; p++) {
                 int u = Hashing.rowHash(words, p);
                 cells[p * n + i] = Hashing.bucket(u, width) << 1 | (u >>> 31);
@@ -62,6 +66,15 @@ final class ScanCandidates {
         }
     }
 
+    long key(int i) {
+        return keys == null ? lo + i : keys[i];
+    }
+
+    /** The given keys as candidates, in that order (prefix_candidates; not cached). */
+    static Candidates ofKeys(long seed, int width, int depth, long[] keys) {
+        return new Candidates(seed, width, depth, 0, keys.length, keys);
+    }
+
     int bucket(int p, int i) {
         return cells[p * n + i] >>> 1;
     }
@@ -75,22 +88,22 @@ final class ScanCandidates {
     }
 
     /** The candidates [lo, lo + n) of one shape, from the cache or built (and cached while they fit). */
-    static ScanCandidates of(long seed, int width, int depth, long lo, int n) {
+    static Candidates of(long seed, int width, int depth, long lo, int n) {
         String key = seed + "/" + width + "/" + depth + "/" + lo + "/" + n;
         synchronized (CACHE) {
-            ScanCandidates c = CACHE.get(key);
+            Candidates c = CACHE.get(key);
             if (c != null) {
                 return c;
             }
         }
-        ScanCandidates c = new ScanCandidates(seed, width, depth, lo, n);
+        Candidates c = new Candidates(seed, width, depth, lo, n, null);
         if (c.ints() <= CACHE_INTS) {
             synchronized (CACHE) {
                 if (CACHE.putIfAbsent(key, c) == null) {
                     cachedInts += c.ints();
-                    Iterator<ScanCandidates> it = CACHE.values().iterator();
+                    Iterator<Candidates> it = CACHE.values().iterator();
                     while (cachedInts > CACHE_INTS && it.hasNext()) {
-                        ScanCandidates old = it.next();
+                        Candidates old = it.next();
                         if (old != c) {
                             cachedInts -= old.ints();
                             it.remove();
