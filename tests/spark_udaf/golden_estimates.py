@@ -35,9 +35,9 @@ PATH = Path(__file__).resolve().parents[2] / "spark_udaf" / "java" / "io" / "ski
     "golden-estimates.tsv"
 #: Sketch kinds whose counter-mode estimates the JVM computes (exact-mode answers and info: every kind).
 PORTED = ("HashSketch", "AGMSSketch", "SkimmedSketch")
-#: Counter-mode skimmed layouts whose join the JVM computes (SKIMDENSE over a scan of candidates);
-#: search="prefix" joins raise NotPorted there (their self-joins and frequencies are the hash sketch's).
-PORTED_SKIM_SEARCHES = ("virtual", None, "range")
+#: Counter-mode skimmed layouts whose skim (SKIMDENSE) and join the JVM computes: the virtual ids, a
+#: domain (None), a key range, the prefix hierarchy's search.
+PORTED_SKIM_SEARCHES = ("virtual", None, "range", "prefix")
 
 
 def _zipf(seed: int, n: int, domain: int) -> np.ndarray:
@@ -98,6 +98,9 @@ def skimmed_sketches() -> dict:
     def dom(**kw):
         return ss.SkimmedSketch(kw.pop("width", 48), kw.pop("depth", 5), kw.pop("seed", 6), domain=1000, **kw)
 
+    def pre(**kw):
+        return ss.SkimmedSketch(kw.pop("width", 96), kw.pop("depth", 5), kw.pop("seed", 8), search="prefix", **kw)
+
     def rng_(**kw):
         return ss.SkimmedSketch(kw.pop("width", 64), kw.pop("depth", 5), kw.pop("seed", 7), search="range", **kw)
 
@@ -143,8 +146,25 @@ def skimmed_sketches() -> dict:
         "r_str2": rng_().update([f"k{int(k)}" for k in _zipf(64, 1500, 500)]),
         "r_all": rng_().update(_heavy([base, base + 7, base + 4095], [600, 300, 100])),
         "r_empty": rng_(),
-        # search="prefix": self-join and frequency only (the join's prefix search is not on the JVM)
+        # search="prefix": the hierarchy's top-down search supplies the candidates
         "p_zipf": ss.SkimmedSketch(64, 5, 9, search="prefix").update(_zipf(65, 3000, 2000)),
+        "p_zipf2": ss.SkimmedSketch(64, 5, 9, search="prefix").update(_zipf(66, 2500, 2000)),
+        "p_wide": pre().update(_zipf(67, 8000, 10**6) * 7919 - 10**9),
+        "p_wide2": pre().update(_zipf(68, 6000, 10**6) * 7919 - 10**9),
+        "p_str": pre().update([f"u{int(k)}" for k in _zipf(69, 4000, 3000)]),
+        "p_str2": pre().update([f"u{int(k)}" for k in _zipf(70, 3000, 3000)]),
+        "p_all": pre().update(_heavy([-5, 2**50, 17, 123456789], [700, 400, 250, 90])),
+        "p_all2": pre().update(_heavy([6, 2**51, 18], [500, 300, 100])),
+        "p_flat": pre().update(rng.integers(-10**12, 10**12, 3000)),
+        "p_float": pre(dtype="float64").update(_zipf(71, 3000, 2000), weights=np.linspace(0.5, 2.5, 3000)),
+        "p_deletes": pre().update(_zipf(72, 4000, 2000)).update(_zipf(73, 3000, 2000), weights=-1),
+        "p_d4": pre(depth=4, hier_depth=3).update(_zipf(74, 5000, 3000)),
+        "p_d4b": pre(depth=4, hier_depth=3).update(_zipf(75, 4000, 3000)),
+        "p_narrow": pre(hier_width=16).update(rng.integers(0, 400, 20000)),
+        "p_bytes": ss.SkimmedSketch.for_bytes(4096, seed=5, search="prefix", exact=False).update(_zipf(76, 6000, 5000)),
+        "p_empty": pre(),
+        "p_many": ss.SkimmedSketch(1024, 5, 8, search="prefix", hier_width=256, hier_depth=4).update(
+            (np.random.default_rng(5).zipf(1.1, 200000) % 10**9).astype(np.int64)),
     }
     return out
 
@@ -159,8 +179,12 @@ SKIM_JOINS = [
     ("d_deletes", "d_zipf"), ("d_empty", "d_zipf"),
     ("r_zipf", "r_zipf2"), ("r_neg", "r_neg2"), ("r_wide", "r_zipf"), ("r_str", "r_str2"), ("r_all", "r_zipf"),
     ("r_empty", "r_zipf"), ("r_all", "r_all"),
+    ("p_zipf", "p_zipf2"), ("p_zipf", "skim_prefix"), ("p_wide", "p_wide2"), ("p_str", "p_str2"), ("p_all", "p_all"),
+    ("p_all", "p_all2"), ("p_all", "p_wide"), ("p_flat", "p_wide"), ("p_float", "p_deletes"), ("p_deletes", "p_deletes"),
+    ("p_d4", "p_d4b"), ("p_narrow", "p_narrow"), ("p_empty", "p_wide"), ("p_bytes", "p_bytes"), ("p_many", "p_many"),
     # errors: another layout, another virtual domain, another key type
-    ("v_zipf", "r_zipf"), ("v_zipf", "v_lg13"), ("v_zipf", "v_str"), ("d_zipf", "v_zipf"),
+    ("v_zipf", "r_zipf"), ("v_zipf", "v_lg13"), ("v_zipf", "v_str"), ("d_zipf", "v_zipf"), ("p_zipf", "p_wide"),
+    ("p_d4", "p_wide"), ("p_wide", "v_zipf"),
 ]
 
 

@@ -576,6 +576,22 @@ public final class SketchState implements Externalizable {
         return hasRange && recordedDomain() == KEY_INT ? new long[] {lo, hi} : null;
     }
 
+    /** search="prefix", counter mode: the hierarchy counters as float64 [level][table][bucket]. */
+    double[][][] hierRows() {
+        flushCache();
+        int w = 1 << spec.hierLg;
+        double[][][] out = new double[Hashing.LEVELS][spec.hierDepth][w];
+        for (int l = 0; l < Hashing.LEVELS; l++) {
+            for (int t = 0; t < spec.hierDepth; t++) {
+                for (int b = 0; b < w; b++) {
+                    int i = (l * spec.hierDepth + t) * w + b;
+                    out[l][t][b] = spec.isFloat ? fhier[i] : (double) hier[i];
+                }
+            }
+        }
+        return out;
+    }
+
     /** The exact-mode entries (key -> Long or Double weight); null in counter mode. */
     Map<Long, ? extends Number> exactEntries() {
         return entries != null ? entries : fentries;

@@ -10,8 +10,9 @@ import java.util.TreeMap;
  * SkimmedSketch._source: the domain [0, m), the virtual ids [0, 2^lg), the inserted key range
  * (widened to multiples of 1024; none when it spans more than 2^22 keys or holds no integer key).
  * In exact mode every key is dense and known exactly (SkimmedSketch._exact_skim): the entries, or
- * in the virtual layout their signed sums per virtual id, with a zero residual. The prefix
- * hierarchy's search is not on the JVM: such a sketch raises {@link Estimator.NotPorted}.
+ * in the virtual layout their signed sums per virtual id, with a zero residual. Without a domain
+ * and with a prefix hierarchy the candidates are the keys its top-down search finds
+ * ({@link PrefixSearch}) down to SkimmedSketch._search_floor.
  */
 final class Skim {
     static final long RANGE_ALIGN = 1024;
@@ -42,7 +43,7 @@ final class Skim {
         }
     }
 
-    /** The skim of a skimmed sketch (fn names the SQL function in a NotPorted message). */
+    /** The skim of a skimmed sketch (fn names the SQL function in messages). */
     static Skim of(SketchState a, String fn) {
         Spec s = a.spec();
         double[][] counters = a.counterRows();
@@ -57,10 +58,22 @@ final class Skim {
         } else if (s.range) {
             cand = rangeCandidates(s, a.keyRange());
         } else {
-            throw new Estimator.NotPorted(fn, "a skimmed sketch with a prefix hierarchy (search='prefix')");
+            long[] keys = new PrefixSearch(s.seed, s.hierLg, s.hierDepth).search(a.hierRows(), searchFloor(a, counters));
+            cand = Candidates.ofKeys(s.seed, s.width, s.depth, keys);
         }
         SkimDense.Result r = SkimDense.run(counters, cand, s.param);
         return new Skim(r.keys, r.values, r.residual, counters, false, r.cells, r.tested);
+    }
+
+    /**
+     * SkimmedSketch._search_floor: the prefix search's lowest threshold, skim_factor * max(|total
+     * weight|, sqrt(F2)) / width with F2 the larger of the self-join tables' mean and median.
+     */
+    private static double searchFloor(SketchState a, double[][] counters) {
+        double[] rows = Sums.rowDots(counters, counters);
+        double f2 = Math.max(Math.max(Sums.mean(rows), Sums.median(rows)), 0.0);
+        double n = Math.max(Math.abs(a.totalWeight()), Math.sqrt(f2));
+        return a.spec().param * n / a.spec().width;
     }
 
     /** range_candidates of the key range, or null (no candidates: the sketch cannot scan its keys). */
