@@ -5,12 +5,14 @@ jar) has tab-separated lines: ``sketch  name  hex`` (sketch bytes), then one que
 
     op  confidence  a  b  key  expected
 
-``op`` is ``join``, ``self``, ``freq``, ``info`` or ``skim``; ``a``/``b`` name sketches
+``op`` is ``join``, ``self``, ``freq``, ``info``, ``skim`` or ``search``; ``a``/``b`` name sketches
 (``-`` when unused); ``key`` is ``int:<n>``, ``float:<repr>``, ``str:<utf-8 hex>``
 or ``bytes:<hex>``; ``expected`` is ``value low high confidence method`` (estimates),
 ``kind width depth seed total_weight null_weight nbytes`` (info), the skim's dense keys
 ``key:value`` in ascending order, ``?`` before those a report would not name (skim: the
-SKIMDENSE decisions behind a skimmed join, checked exactly; ``none`` when no key is dense), or
+SKIMDENSE decisions behind a skimmed join, checked exactly; ``none`` when no key is dense), the
+prefix search's candidates with the expansion cap ``key`` (``int:<max_expand>``) as their number and
+order-sensitive hash ``h = 31 h + key`` (int64, wrapping; search), or
 ``!ErrorName message``. Numbers are Python reprs (exact round trips).
 
 The answers are those of the Python SQL implementations (``spark_udaf.sql``: the core's
@@ -210,6 +212,9 @@ def cases(sk: dict) -> list[tuple]:
     for name, s in sk.items():
         if isinstance(s, ss.SkimmedSketch) and not s.exact_mode and s.search in PORTED_SKIM_SEARCHES:
             out.append(("skim", None, name, None, None))
+        if isinstance(s, ss.SkimmedSketch) and not s.exact_mode and s.search == "prefix" and s.total_weight:
+            for cap in (512, 16, 5):  # the default cap, and caps the search reaches (the heaviest kept)
+                out.append(("search", None, name, None, f"int:{cap}"))
         exact_or_ported = s.exact_mode or type(s).__name__ in PORTED
         if exact_or_ported:
             out.append(("self", 0.95, name, None, None))
@@ -244,6 +249,8 @@ def answer(op: str, conf, a: bytes, b: bytes | None, key: str | None) -> str:
             r = sql.self_join_impl([a], True, conf)[0]
         elif op == "skim":
             return skim_line(ss.from_bytes(a))
+        elif op == "search":
+            return search_line(ss.from_bytes(a), int(_key(key)))
         elif op == "freq":
             s = ss.from_bytes(a)
             k = _key(key)
@@ -266,6 +273,18 @@ def skim_line(s) -> str:
     doubtful = s._doubtful(res)[0]
     out = [("?" if m else "") + f"{int(k)}:{_num(v)}" for k, v, m in zip(res.keys, res.values, doubtful)]
     return " ".join(out) or "none"
+
+
+def search_line(s, max_expand: int) -> str:
+    """The ``search`` answer: the number of candidate keys of the prefix search and their hash."""
+    from skimsketch.hierarchy import hierarchy
+
+    h = hierarchy(s.seed, s.hier_width.bit_length() - 1, s.hier_depth)
+    keys, _ = h.search(s.hierarchy_counters.astype(np.float64), s._search_floor(), max_expand=max_expand)
+    acc = 0
+    for k in keys.tolist():
+        acc = (acc * 31 + k) & (2**64 - 1)
+    return f"{len(keys)} {acc - 2**64 if acc >= 2**63 else acc}"
 
 
 def lines() -> list[str]:

@@ -22,8 +22,9 @@ def test_the_core_gives_the_stored_answers():
 def test_the_vectors_cover_every_query_and_ported_kind():
     _, queries = golden.read()
     ops = {q[0] for q in queries}
-    assert ops == {"join", "self", "freq", "info", "skim"}
-    methods = {q[5].split(" ")[4] for q in queries if not q[5].startswith("!") and q[0] not in ("info", "skim")}
+    assert ops == {"join", "self", "freq", "info", "skim", "search"}
+    methods = {q[5].split(" ")[4] for q in queries
+               if not q[5].startswith("!") and q[0] not in ("info", "skim", "search")}
     assert methods == {"hash", "agms", "exact", "skimmed"}
     errors = {q[5].split(" ")[0] for q in queries if q[5].startswith("!")}
     assert errors == {"!IncompatibleSketchError", "!KeyTypeError"}
@@ -69,7 +70,7 @@ def _expr(q, blobs, runtime: bool = False) -> str:
 def test_native_sql_functions_give_the_stored_answers(native_sql):
     spark = native_sql
     blobs, queries = golden.read()
-    good = [q for q in queries if not q[5].startswith("!") and q[0] != "skim"]  # skim: no SQL function
+    good = [q for q in queries if not q[5].startswith("!") and q[0] not in ("skim", "search")]  # no SQL function
     exprs = [_expr(q, blobs) for q in good]
     row = spark.sql("SELECT " + ", ".join(f"{e} AS c{i}" for i, e in enumerate(exprs))).collect()[0]
     for i, q in enumerate(good):
@@ -95,5 +96,5 @@ def test_native_sql_functions_give_the_stored_answers(native_sql):
 def test_vector_numbers_round_trip():
     _, queries = golden.read()
     for q in queries:
-        if not q[5].startswith("!") and q[0] not in ("info", "skim"):
+        if not q[5].startswith("!") and q[0] not in ("info", "skim", "search"):
             assert all(math.isfinite(float(x)) for x in q[5].split(" ")[:4])

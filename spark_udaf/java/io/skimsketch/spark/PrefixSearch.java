@@ -60,6 +60,11 @@ final class PrefixSearch {
 
     /** Candidate keys (in the core's order) of hierarchy counters [level][table][bucket] down to threshold t. */
     long[] search(double[][][] counters, double t) {
+        return search(counters, t, MAX_EXPAND);
+    }
+
+    /** search with another expansion cap (the core's max_expand; the golden vectors test the cap with it). */
+    long[] search(double[][][] counters, double t, int maxExpand) {
         int n = 1 << TOP_BITS;
         long[] prefixes = new long[n];
         int[] words = new int[n * depth]; // words[i * depth + p]: u of prefix i in table p
@@ -70,7 +75,7 @@ final class PrefixSearch {
         for (int lvl = 0; lvl < LEVELS; lvl++) {
             Selected sel = levelSelect(counters[lvl], words, prefixes.length, t);
             int[] keep = sel.idx;
-            int cap = lvl + 1 < LEVELS ? MAX_EXPAND : Math.max(1, MAX_EXPAND / MAX_BOTTOM_DIVISOR);
+            int cap = lvl + 1 < LEVELS ? maxExpand : Math.max(1, maxExpand / MAX_BOTTOM_DIVISOR);
             if (keep.length > cap) { // the heaviest cap prefixes (stable on ties), back in index order
                 Integer[] order = new Integer[keep.length];
                 for (int j = 0; j < keep.length; j++) {

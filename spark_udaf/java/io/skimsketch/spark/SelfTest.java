@@ -170,7 +170,9 @@ public final class SelfTest {
                 }
                 String want = f[5];
                 boolean ok;
-                if (f[0].equals("skim")) {
+                if (f[0].equals("search")) {
+                    ok = want.equals(got);
+                } else if (f[0].equals("skim")) {
                     ok = sameSkim(want, got);
                 } else if (want.startsWith("!") || f[0].equals("info")) {
                     ok = want.equals(got) || (f[0].equals("info") && sameInfo(want, got));
@@ -250,6 +252,17 @@ public final class SelfTest {
                 break;
             case "skim":
                 return skimLine(sa);
+            case "search": {
+                Spec s = sa.spec();
+                double[][] counters = sa.counterRows();
+                long[] keys = new PrefixSearch(s.seed, s.hierLg, s.hierDepth).search(sa.hierRows(),
+                        Skim.searchFloor(sa, counters), Integer.parseInt(key.substring(4)));
+                long h = 0;
+                for (long k : keys) {
+                    h = h * 31 + k;
+                }
+                return keys.length + " " + h;
+            }
             case "freq": {
                 String kind = key.substring(0, key.indexOf(':'));
                 String v = key.substring(key.indexOf(':') + 1);

@@ -69,7 +69,7 @@ final class Skim {
      * SkimmedSketch._search_floor: the prefix search's lowest threshold, skim_factor * max(|total
      * weight|, sqrt(F2)) / width with F2 the larger of the self-join tables' mean and median.
      */
-    private static double searchFloor(SketchState a, double[][] counters) {
+    static double searchFloor(SketchState a, double[][] counters) {
         double[] rows = Sums.rowDots(counters, counters);
         double f2 = Math.max(Math.max(Sums.mean(rows), Sums.median(rows)), 0.0);
         double n = Math.max(Math.abs(a.totalWeight()), Math.sqrt(f2));
