@@ -53,7 +53,8 @@ final class SkimDense {
         }
         int n = cand == null ? 0 : cand.n;
         boolean[] dense = new boolean[n];
-        double[] values = new double[n];
+        int[] densePos = new int[0]; // the dense candidates' positions, ascending, and their values
+        double[] denseVal = new double[0];
         int denseCount = 0;
         int need = d / 2 + 1;
         short[] count = new short[n];
@@ -124,41 +125,25 @@ final class SkimDense {
             }
             int[] accIdx = acc.stream().mapToInt(Integer::intValue).toArray();
             double[] accV = accVal.stream().mapToDouble(Double::doubleValue).toArray();
-            for (int j = 0; j < accIdx.length; j++) {
-                values[accIdx[j]] = accV[j];
-            }
             subtract(residual, cells(cand, d, accIdx), accV);
-            int[] old = new int[denseCount];
-            int o = 0;
-            for (int i = 0; i < n; i++) {
-                if (dense[i]) {
-                    old[o++] = i;
-                }
-            }
+            // the keys dense before this round (ascending) get one refinement step on the new residual
+            refine(residual, cells(cand, d, densePos), denseVal);
             for (int i : accIdx) {
                 dense[i] = true;
             }
             denseCount += accIdx.length;
-            double[] sub = new double[old.length];
-            for (int j = 0; j < old.length; j++) {
-                sub[j] = values[old[j]];
+            int[] pos = new int[denseCount];
+            double[] val = new double[denseCount];
+            for (int x = 0, y = 0, z = 0; z < denseCount; z++) { // merge: both ascending
+                boolean fromOld = y == accIdx.length || (x < densePos.length && densePos[x] < accIdx[y]);
+                pos[z] = fromOld ? densePos[x] : accIdx[y];
+                val[z] = fromOld ? denseVal[x++] : accV[y++];
             }
-            refine(residual, cells(cand, d, old), sub);
-            for (int j = 0; j < old.length; j++) {
-                values[old[j]] = sub[j];
-            }
+            densePos = pos;
+            denseVal = val;
         }
-        int[] sel = new int[denseCount];
-        int s = 0;
-        for (int i = 0; i < n; i++) {
-            if (dense[i]) {
-                sel[s++] = i;
-            }
-        }
-        double[] vals = new double[sel.length];
-        for (int j = 0; j < sel.length; j++) {
-            vals[j] = values[sel[j]];
-        }
+        final int[] sel = densePos;
+        double[] vals = denseVal;
         int[][] cells = cells(cand, d, sel);
         leastSquares(residual, cells, vals, LSQ_ITERATIONS); // in candidate order, as the core
         // then in ascending key order (a scan's candidates already are)
