@@ -11,9 +11,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * the Chebyshev-median interval, and the sketch's description. Plain Java (the self-test runs it
  * without Spark); EstimateFunctions wraps it for SQL. A skimmed sketch's self-join size and
  * frequency are its hash sketch's (in the virtual layout through the key's signed virtual id); its
- * join size is ESTSKIMJOINSIZE over SKIMDENSE ({@link SkimJoin}), on the JVM for the scan layouts
- * (a domain, the virtual ids, a key range); the prefix hierarchy's search is not ported and such a
- * counter-mode join raises {@link NotPorted}.
+ * join size is ESTSKIMJOINSIZE over SKIMDENSE ({@link SkimJoin}) in every layout (a domain, the
+ * virtual ids, a key range, the prefix hierarchy).
  */
 final class Estimator {
     private static final ConcurrentHashMap<String, Double> CHEBYSHEV = new ConcurrentHashMap<>();
@@ -39,18 +38,6 @@ final class Estimator {
         @Override
         public String toString() {
             return "Estimate(" + value + ", " + low + ", " + high + ", " + confidence + ", '" + method + "')";
-        }
-    }
-
-    /** A query the JVM does not answer yet, with the way to get the answer. */
-    static final class NotPorted extends UnsupportedOperationException {
-        private static final long serialVersionUID = 1L;
-
-        NotPorted(String fn, String what) {
-            super(fn + ": the skimmed join estimator of " + what + " is not on the JVM yet (its prefix search "
-                    + "is not ported); the scan layouts (a domain, search='virtual', search='range') and exact "
-                    + "mode are answered here. Use the Python functions (spark_udaf.register(spark)) or skimsketch: "
-                    + "ss.from_bytes(a).join_size(ss.from_bytes(b))");
         }
     }
 
