@@ -1,5 +1,6 @@
 package io.skimsketch.spark;
 
+import java.lang.ref.SoftReference;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -10,8 +11,8 @@ import java.util.Map;
  * bucket in ascending position). A scan, every key of {@code [lo, lo + n)} (domain_candidates for
  * a domain or the virtual ids, range_candidates for a key range), is built once per (seed, width,
  * depth, lo, n) and kept in a small least-recently-used cache bounded in memory (a join skims two
- * sketches of one shape; the virtual layout's 2^20 ids take about 40 MB at depth 5); the keys of a
- * prefix search ({@link #ofKeys}) are hashed per query. Read-only once built, so queries share them
+ * sketches of one shape; the virtual layout's 2^20 ids take about 40 MB at depth 5; a larger scan,
+ * up to 2^22 keys, is held softly, the last one only); the keys of a prefix search ({@link #ofKeys}) are hashed per query. Read-only once built, so queries share them
  * across threads.
  */
 final class Candidates {
@@ -19,6 +20,9 @@ final class Candidates {
     static final long CACHE_INTS = 1L << 25;
     private static final Map<String, Candidates> CACHE = new LinkedHashMap<>(8, 0.75f, true);
     private static long cachedInts;
+    /** The last scan too large for the cache (2^22 ids), softly held: the garbage collector may take it. */
+    private static SoftReference<Candidates> large = new SoftReference<>(null);
+    private static String largeKey = "";
 
     final long lo;
     /** The keys in candidate order; null for a scan (key i is lo + i). */
@@ -92,12 +96,20 @@ final class Candidates {
         String key = seed + "/" + width + "/" + depth + "/" + lo + "/" + n;
         synchronized (CACHE) {
             Candidates c = CACHE.get(key);
+            if (c == null && key.equals(largeKey)) {
+                c = large.get();
+            }
             if (c != null) {
                 return c;
             }
         }
         Candidates c = new Candidates(seed, width, depth, lo, n, null);
-        if (c.ints() <= CACHE_INTS) {
+        if (c.ints() > CACHE_INTS) {
+            synchronized (CACHE) {
+                large = new SoftReference<>(c);
+                largeKey = key;
+            }
+        } else {
             synchronized (CACHE) {
                 if (CACHE.putIfAbsent(key, c) == null) {
                     cachedInts += c.ints();
