@@ -13,10 +13,39 @@ from spark_udaf import native
 from . import golden_estimates as golden
 
 
+def _same_answer(want: str, got: str) -> bool:
+    """Stored and regenerated answers: the same words, numbers within 1e-9 relative (a skimmed estimate
+    sums with BLAS, whose order may differ on another CPU; any real change moves far more)."""
+    if want == got:
+        return True
+    w, g = want.replace(":", " ").split(" "), got.replace(":", " ").split(" ")
+    if len(w) != len(g):
+        return False
+    for x, y in zip(w, g):
+        try:
+            fx, fy = float(x), float(y)
+        except ValueError:
+            if x != y:
+                return False
+            continue
+        if x != y and not _close(fx, fy):
+            return False
+    return True
+
+
 def test_the_core_gives_the_stored_answers():
     blobs, queries = golden.read()
     assert len(queries) >= 150
-    assert golden.lines() == (golden.PATH.read_text().splitlines()[1:])
+    stored = golden.PATH.read_text().splitlines()[1:]
+    fresh = golden.lines()
+    assert len(fresh) == len(stored)
+    for want, got in zip(stored, fresh):
+        w, g = want.split("\t"), got.split("\t")
+        assert w[:-1] == g[:-1], (w[:5], g[:5])  # sketch bytes, or the query itself
+        if w[0] == "sketch":
+            assert w == g, w[1]
+        else:
+            assert _same_answer(w[-1], g[-1]), (w, g)
 
 
 def test_the_vectors_cover_every_query_and_ported_kind():
