@@ -13,18 +13,48 @@ from spark_udaf import native
 from . import golden_estimates as golden
 
 
+def _same_answer(want: str, got: str) -> bool:
+    """Stored and regenerated answers: the same words, numbers within 1e-9 relative (a skimmed estimate
+    sums with BLAS, whose order may differ on another CPU; any real change moves far more)."""
+    if want == got:
+        return True
+    w, g = want.replace(":", " ").split(" "), got.replace(":", " ").split(" ")
+    if len(w) != len(g):
+        return False
+    for x, y in zip(w, g):
+        try:
+            fx, fy = float(x), float(y)
+        except ValueError:
+            if x != y:
+                return False
+            continue
+        if x != y and not _close(fx, fy):
+            return False
+    return True
+
+
 def test_the_core_gives_the_stored_answers():
     blobs, queries = golden.read()
     assert len(queries) >= 150
-    assert golden.lines() == (golden.PATH.read_text().splitlines()[1:])
+    stored = golden.PATH.read_text().splitlines()[1:]
+    fresh = golden.lines()
+    assert len(fresh) == len(stored)
+    for want, got in zip(stored, fresh):
+        w, g = want.split("\t"), got.split("\t")
+        assert w[:-1] == g[:-1], (w[:5], g[:5])  # sketch bytes, or the query itself
+        if w[0] == "sketch":
+            assert w == g, w[1]
+        else:
+            assert _same_answer(w[-1], g[-1]), (w, g)
 
 
 def test_the_vectors_cover_every_query_and_ported_kind():
     _, queries = golden.read()
     ops = {q[0] for q in queries}
-    assert ops == {"join", "self", "freq", "info"}
-    methods = {q[5].split(" ")[4] for q in queries if not q[5].startswith("!") and q[0] != "info"}
-    assert methods == {"hash", "agms", "exact"}
+    assert ops == {"join", "self", "freq", "info", "skim", "search"}
+    methods = {q[5].split(" ")[4] for q in queries
+               if not q[5].startswith("!") and q[0] not in ("info", "skim", "search")}
+    assert methods == {"hash", "agms", "exact", "skimmed"}
     errors = {q[5].split(" ")[0] for q in queries if q[5].startswith("!")}
     assert errors == {"!IncompatibleSketchError", "!KeyTypeError"}
 
@@ -69,7 +99,7 @@ def _expr(q, blobs, runtime: bool = False) -> str:
 def test_native_sql_functions_give_the_stored_answers(native_sql):
     spark = native_sql
     blobs, queries = golden.read()
-    good = [q for q in queries if not q[5].startswith("!")]
+    good = [q for q in queries if not q[5].startswith("!") and q[0] not in ("skim", "search")]  # no SQL function
     exprs = [_expr(q, blobs) for q in good]
     row = spark.sql("SELECT " + ", ".join(f"{e} AS c{i}" for i, e in enumerate(exprs))).collect()[0]
     for i, q in enumerate(good):
@@ -95,5 +125,5 @@ def test_native_sql_functions_give_the_stored_answers(native_sql):
 def test_vector_numbers_round_trip():
     _, queries = golden.read()
     for q in queries:
-        if not q[5].startswith("!") and q[0] != "info":
+        if not q[5].startswith("!") and q[0] not in ("info", "skim", "search"):
             assert all(math.isfinite(float(x)) for x in q[5].split(" ")[:4])

@@ -9,8 +9,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * The core's estimators of AGMS and hash sketches (skimsketch/base.py, agms.py, hash_sketch.py,
  * bounds.py) and every exact-mode answer, on the JVM: join size, self-join size and frequency with
  * the Chebyshev-median interval, and the sketch's description. Plain Java (the self-test runs it
- * without Spark); EstimateFunctions wraps it for SQL. The skimmed sketch's estimator (SKIMDENSE)
- * is not ported yet: a counter-mode skimmed sketch raises {@link NotPorted}.
+ * without Spark); EstimateFunctions wraps it for SQL. A skimmed sketch's self-join size and
+ * frequency are its hash sketch's (in the virtual layout through the key's signed virtual id); its
+ * join size is ESTSKIMJOINSIZE over SKIMDENSE ({@link SkimJoin}) in every layout (a domain, the
+ * virtual ids, a key range, the prefix hierarchy).
  */
 final class Estimator {
     private static final ConcurrentHashMap<String, Double> CHEBYSHEV = new ConcurrentHashMap<>();
@@ -36,17 +38,6 @@ final class Estimator {
         @Override
         public String toString() {
             return "Estimate(" + value + ", " + low + ", " + high + ", " + confidence + ", '" + method + "')";
-        }
-    }
-
-    /** A query the JVM does not answer yet (the skimmed estimator), with the way to get the answer. */
-    static final class NotPorted extends UnsupportedOperationException {
-        private static final long serialVersionUID = 1L;
-
-        NotPorted(String fn) {
-            super(fn + ": the skimmed sketch's estimator (SKIMDENSE) is not on the JVM yet; exact-mode skimmed "
-                    + "sketches, hash and AGMS sketches are answered here. Use the Python functions "
-                    + "(spark_udaf.register(spark)) or skimsketch: ss.from_bytes(a).join_size(ss.from_bytes(b))");
         }
     }
 
@@ -80,7 +71,10 @@ final class Estimator {
             Est e = exact(dot(a.exactEntries(), b.exactEntries()));
             return a.nonnegative() && b.nonnegative() ? atLeastZero(e) : e;
         }
-        requirePorted(a, fn);
+        if (a.spec().kind == SketchState.KIND_SKIMMED) {
+            Est e = SkimJoin.join(a, b, conf, fn);
+            return a.nonnegative() && b.nonnegative() ? atLeastZero(e) : e; // the core's sign rule
+        }
         double[] rows = joinTables(a, b);
         double j = median(rows);
         double var = (f2Bound(selfTables(a)) * f2Bound(selfTables(b)) + j * j) / a.spec().width;
@@ -94,7 +88,6 @@ final class Estimator {
         if (a.exactMode()) {
             return exact(dot(a.exactEntries(), a.exactEntries()));
         }
-        requirePorted(a, fn);
         double[] rows = selfTables(a);
         double f2 = f2Bound(rows);
         return atLeastZero(medianEstimate(rows, 2.0 * f2 * f2 / a.spec().width, conf, method(a.spec())));
@@ -114,9 +107,14 @@ final class Estimator {
             Number w = a.exactEntries().get(key);
             return exact(w == null ? 0.0 : w.doubleValue());
         }
-        requirePorted(a, fn);
         Spec s = a.spec();
         double[][] c = a.counterRows();
+        double sign = 1.0;
+        if (s.virtualLg > 0) { // SkimmedSketch._point_tables: the key's signed virtual id
+            long y = Hashing.mix(key ^ Hashing.entry(Hashing.state(s.seed, 1), 0, Hashing.HIER_WORD_BASE));
+            key = y >>> (64 - s.virtualLg);
+            sign = (y & 1) == 0 ? 1.0 : -1.0;
+        }
         double[] rows = new double[s.depth];
         if (s.kind == SketchState.KIND_AGMS) {
             double[][] sg = Hashing.agmsSigns(s.seed, key, s.width, s.depth);
@@ -133,10 +131,15 @@ final class Estimator {
             fam.words(key, words);
             for (int p = 0; p < s.depth; p++) {
                 int u = Hashing.rowHash(words, p);
-                rows[p] = c[p][Hashing.bucket(u, s.width)] * (u < 0 ? -1.0 : 1.0);
+                rows[p] = c[p][Hashing.bucket(u, s.width)] * (u < 0 ? -1.0 : 1.0) * sign;
             }
         }
-        Est e = medianEstimate(rows, f2Bound(selfTables(a)) / s.width, conf, method(s));
+        double f2 = f2Bound(selfTables(a));
+        double var = f2 / s.width;
+        if (s.virtualLg > 0) { // SkimmedSketch._point_variance: the keys sharing the id
+            var += f2 / (1L << s.virtualLg);
+        }
+        Est e = medianEstimate(rows, var, conf, method(s));
         return a.nonnegative() ? atLeastZero(e) : e;
     }
 
@@ -157,12 +160,6 @@ final class Estimator {
         return "cannot query frequency(" + keyRepr + "): key_domain differs ('" + s + "' != '" + k + "'); this sketch "
                 + "holds " + sk + " keys, which a " + kk + " key never equals: query with "
                 + (sketchDomain == SketchState.KEY_INT ? "an " : "a ") + sk + " key";
-    }
-
-    private static void requirePorted(SketchState a, String fn) {
-        if (a.spec().kind == SketchState.KIND_SKIMMED) {
-            throw new NotPorted(fn);
-        }
     }
 
     // -- per-table estimates -------------------------------------------------------------------

@@ -170,7 +170,11 @@ public final class SelfTest {
                 }
                 String want = f[5];
                 boolean ok;
-                if (want.startsWith("!") || f[0].equals("info")) {
+                if (f[0].equals("search")) {
+                    ok = want.equals(got);
+                } else if (f[0].equals("skim")) {
+                    ok = sameSkim(want, got);
+                } else if (want.startsWith("!") || f[0].equals("info")) {
                     ok = want.equals(got) || (f[0].equals("info") && sameInfo(want, got));
                 } else {
                     String[] w = want.split(" ");
@@ -185,6 +189,39 @@ public final class SelfTest {
             }
         }
         return n;
+    }
+
+    /** The same dense keys and report decisions (exactly) with values within 1e-9 (golden op "skim"). */
+    private static boolean sameSkim(String want, String got) {
+        String[] w = want.split(" ");
+        String[] g = got.split(" ");
+        if (w.length != g.length) {
+            return false;
+        }
+        for (int i = 0; i < w.length; i++) {
+            if (w[i].equals("none") || g[i].equals("none")) {
+                return w[i].equals(g[i]);
+            }
+            int cw = w[i].indexOf(':');
+            int cg = g[i].indexOf(':');
+            if (!w[i].substring(0, cw).equals(g[i].substring(0, cg))
+                    || !close(Double.parseDouble(w[i].substring(cw + 1)), Double.parseDouble(g[i].substring(cg + 1)))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The skim of a counter-mode skimmed sketch as the golden "skim" line (golden_estimates.skim_line). */
+    private static String skimLine(SketchState s) {
+        Skim k = Skim.of(s, "skim");
+        boolean[] doubt = k.doubtful();
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < k.keys.length; i++) {
+            sb.append(i > 0 ? " " : "").append(doubt[i] ? "?" : "").append(k.keys[i]).append(':')
+                    .append(Keys.pyRepr(k.values[i]));
+        }
+        return k.keys.length == 0 ? "none" : sb.toString();
     }
 
     private static boolean sameInfo(String want, String got) {
@@ -213,6 +250,19 @@ public final class SelfTest {
             case "self":
                 e = Estimator.selfJoin(sa, c, "skim_self_join_size");
                 break;
+            case "skim":
+                return skimLine(sa);
+            case "search": {
+                Spec s = sa.spec();
+                double[][] counters = sa.counterRows();
+                long[] keys = new PrefixSearch(s.seed, s.hierLg, s.hierDepth).search(sa.hierRows(),
+                        Skim.searchFloor(sa, counters), Integer.parseInt(key.substring(4)));
+                long h = 0;
+                for (long k : keys) {
+                    h = h * 31 + k;
+                }
+                return keys.length + " " + h;
+            }
             case "freq": {
                 String kind = key.substring(0, key.indexOf(':'));
                 String v = key.substring(key.indexOf(':') + 1);

@@ -570,6 +570,28 @@ public final class SketchState implements Externalizable {
         return allZero() && (spec.isFloat ? ftotal == 0 && fnull == 0 : total == 0 && nullWeight == 0);
     }
 
+    /** search="range": {smallest, largest} integer key inserted, as the bytes record it; null when none. */
+    long[] keyRange() {
+        flushCache();
+        return hasRange && recordedDomain() == KEY_INT ? new long[] {lo, hi} : null;
+    }
+
+    /** search="prefix", counter mode: the hierarchy counters as float64 [level][table][bucket]. */
+    double[][][] hierRows() {
+        flushCache();
+        int w = 1 << spec.hierLg;
+        double[][][] out = new double[Hashing.LEVELS][spec.hierDepth][w];
+        for (int l = 0; l < Hashing.LEVELS; l++) {
+            for (int t = 0; t < spec.hierDepth; t++) {
+                for (int b = 0; b < w; b++) {
+                    int i = (l * spec.hierDepth + t) * w + b;
+                    out[l][t][b] = spec.isFloat ? fhier[i] : (double) hier[i];
+                }
+            }
+        }
+        return out;
+    }
+
     /** The exact-mode entries (key -> Long or Double weight); null in counter mode. */
     Map<Long, ? extends Number> exactEntries() {
         return entries != null ? entries : fentries;
