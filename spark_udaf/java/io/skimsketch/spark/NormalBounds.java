@@ -61,12 +61,37 @@ final class NormalBounds {
 
     /** normal_median_k(depth, confidence). */
     static double k(int depth, double confidence) {
-        return CACHE.computeIfAbsent(depth + "/" + confidence, key -> compute(depth, confidence));
+        return k(depth, confidence, 0.0);
     }
 
-    private static double compute(int depth, double confidence) {
+    /** normal_median_k(depth, confidence, bias). */
+    static double k(int depth, double confidence, double bias) {
+        return CACHE.computeIfAbsent(depth + "/" + confidence + "/" + bias, key -> compute(depth, confidence, bias));
+    }
+
+    /** biased_normal_z: z with P(|Z - bias| <= z) = confidence (the normal quantile when bias is 0). */
+    static double biasedZ(double confidence, double bias) {
         double c = Estimator.checkConfidence(confidence);
-        double z = Math.sqrt(2.0) * erfinv(c);
+        double b = Math.abs(bias);
+        if (b == 0.0) {
+            return Math.sqrt(2.0) * erfinv(c);
+        }
+        double lo = 0.0;
+        double hi = 40.0;
+        for (int i = 0; i < 200; i++) {
+            double mid = (lo + hi) / 2;
+            if (0.5 * (erf((mid - b) / Math.sqrt(2.0)) + erf((mid + b) / Math.sqrt(2.0))) < c) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        return hi;
+    }
+
+    private static double compute(int depth, double confidence, double bias) {
+        Estimator.checkConfidence(confidence);
+        double z = biasedZ(confidence, bias);
         double step = 16.0 / (POINTS - 1);
         double[] x = new double[POINTS];
         double[] y = new double[POINTS];

@@ -7,13 +7,16 @@ import java.util.Arrays;
  * functions' bound): the median over tables p of
  * {@code f_d.g_d + D_f[p].H'_g[p] + H'_f[p].D_g[p] + H'_f[p].H'_g[p]} with the dense sketches D and
  * residuals H' of both skims ({@link Skim}), and the interval {@code median +- (hypot(k sd, k1 virt)
- * + rounding floor + doubt)}: sd sums the three sketched terms' deviations, virt is the virtual
+ * + rounding floor + doubt)}: sd is one table's deviation of the three sketched terms with their
+ * covariances (tableSd), k allows a bias of MEDIAN_BIAS median deviations, virt is the virtual
  * layout's id-collision deviation (_virtual_sd), doubt the largest change were the dense keys a
  * report would not name chance passes (_doubt). The sign rule is the caller's (Estimator.join).
  */
 final class SkimJoin {
     static final int MAX_PAIR_SIDE = 2048;
     static final double ROUNDING = 1e-9;
+    /** skimmed.MEDIAN_BIAS: the bias the normal interval allows, in deviations of the median. */
+    static final double MEDIAN_BIAS = 0.5;
 
     private SkimJoin() {}
 
@@ -52,18 +55,39 @@ final class SkimJoin {
         double f2DenseB = Sums.dot(b.values, b.values);
         double f2ResA = Sums.mean(Sums.rowDots(a.residual, a.residual));
         double f2ResB = Sums.mean(Sums.rowDots(b.residual, b.residual));
-        double[][] pairs = {{f2DenseA, f2ResB}, {f2ResA, f2DenseB}, {f2ResA, f2ResB}};
-        double sd = 0.0;
-        for (int i = 0; i < 3; i++) {
-            double m = Sums.mean(terms[i]);
-            sd += Math.sqrt((pairs[i][0] * pairs[i][1] + m * m) / s.width);
-        }
-        double k = NormalBounds.k(d, conf);
+        double ownA = Sums.mean(Sums.rowDots(a.dense, a.residual));
+        double ownB = Sums.mean(Sums.rowDots(b.dense, b.residual));
+        double sd = tableSd(new double[][] {{f2DenseA, ownA}, {ownA, f2ResA}},
+                new double[][] {{f2DenseB, ownB}, {ownB, f2ResB}},
+                new double[][] {{denseDense, Sums.mean(terms[0])}, {Sums.mean(terms[1]), Sums.mean(terms[2])}},
+                s.width);
+        double k = NormalBounds.k(d, conf, MEDIAN_BIAS);
         double k1 = NormalBounds.k(1, conf);
         double virt = virtualSd(sa, sb, value, a, b, denseDense, f2DenseA, f2DenseB, conf);
         double half = Math.hypot(k * sd, k1 * virt) + ROUNDING * (Math.abs(denseDense) + widest);
         half += doubt(a, b, ia, ib);
         return new Estimator.Est(value, value - half, value + half, conf, "skimmed");
+    }
+
+    /** The sketched terms (part of f, part of g): part 0 dense, 1 residual (skimmed.SKETCHED). */
+    private static final int[][] SKETCHED = {{0, 1}, {1, 0}, {1, 1}};
+
+    /**
+     * _table_sd: one table's deviation of the sketched terms together, from
+     * |Cov(Z(a,b), Z(c,d))| <= (|a.c| |b.d| + |a.d| |b.c|) / width over every pair of terms.
+     */
+    static double tableSd(double[][] ff, double[][] gg, double[][] fg, int width) {
+        double var = 0.0;
+        for (int[] t : SKETCHED) {
+            for (int[] u : SKETCHED) {
+                int i = t[0];
+                int j = t[1];
+                int k = u[0];
+                int m = u[1];
+                var += Math.abs(ff[i][k] * gg[j][m]) + Math.abs(fg[i][m] * fg[k][j]);
+            }
+        }
+        return Math.sqrt(Math.max(var, 0.0) / width);
     }
 
     private static double[] pick(double[] v, int[] at) {
