@@ -70,6 +70,8 @@ __all__ = ["register", "python_functions", "FUNCTIONS", "ALIASES", "ESTIMATES", 
 #: The smallest byte budget and width the SQL builders accept (the native ones' too: SkimFunctions.java).
 MIN_NBYTES = 1024
 MIN_WIDTH = 16
+#: skim_sketch_agg's byte budget when none is given (SkimFunctions.DEFAULT_NBYTES).
+DEFAULT_NBYTES = 16384
 #: Where the estimate functions run: "python" (every sketch kind) or "native" (the JVM; hash, AGMS and
 #: exact-mode sketches -- a counter-mode skimmed sketch raises until its estimator is ported).
 ESTIMATES = ("python", "native")
@@ -120,15 +122,32 @@ def _weight_dtype(weights) -> str:
     return "float64" if pa.types.is_floating(t) else "int64"
 
 
+KEY_TYPES = "tinyint, smallint, int, bigint, float, double (integral values), string, binary"
+WEIGHT_TYPES = "tinyint, smallint, int, bigint, float, double, decimal(p,s)"
+
+
+def _sql_type(t) -> str:
+    """The Spark SQL name of Arrow type ``t`` (as the native functions' messages print types)."""
+    import pyarrow as pa
+
+    names = {pa.int8(): "tinyint", pa.int16(): "smallint", pa.int32(): "int", pa.int64(): "bigint",
+             pa.float32(): "float", pa.float64(): "double", pa.bool_(): "boolean", pa.string(): "string",
+             pa.large_string(): "string", pa.binary(): "binary", pa.large_binary(): "binary", pa.null(): "void",
+             pa.date32(): "date"}
+    if pa.types.is_decimal(t):
+        return f"decimal({t.precision},{t.scale})"
+    return names.get(t, str(t))
+
+
 def _check_key_array(fn: str, keys) -> None:
     """SQL key columns follow the Python API's rule (integers, strings, binary; see docs/inputs.md)."""
     import pyarrow as pa
 
     t = keys.type
     if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_string(t) or pa.types.is_binary(t)
-            or pa.types.is_null(t)):
-        raise ss.KeyTypeError(f"{fn}: key has type {t}; supported key types are tinyint, smallint, int, bigint, "
-                              "float, double (integral values), string, binary (cast it, e.g. CAST(key AS BIGINT))")
+            or pa.types.is_large_string(t) or pa.types.is_large_binary(t) or pa.types.is_null(t)):
+        raise ss.KeyTypeError(f"{fn}: key has type {_sql_type(t)}; supported key types are {KEY_TYPES} "
+                              "(cast it, e.g. CAST(key AS BIGINT) or CAST(key AS STRING))")
 
 
 def build_from_batches(fn: str, kind: str, batches, weighted: bool, n_params: int) -> bytes | None:
@@ -249,6 +268,260 @@ def info_impl(blobs):
     return out
 
 
+# -- the family's argument lists: the native functions' (SkimFunctions.java), bound in the worker -----
+
+def _named(fn: str, kwargs: dict, names: tuple) -> dict:
+    """Named arguments (``name => value`` in SQL), lower-cased and checked against ``names``."""
+    out = {}
+    for k, v in kwargs.items():
+        n = k.lower()
+        if n not in names:
+            raise ValueError(f"{fn}: unknown parameter {k} (parameters: {', '.join(names)})")
+        out[n] = v
+    return out
+
+
+def _with_positional(fn: str, named: dict, values: list, names: tuple) -> dict:
+    """``values`` named by position (``names`` in order), then ``named``; a name given both ways is an error."""
+    out = dict(zip(names, values))
+    for n, v in named.items():
+        if n in out:
+            raise ValueError(f"{fn}: parameter {n} is given by position and by name")
+        out[n] = v
+    return out
+
+
+def _require_binary(fn: str, name: str, arr) -> None:
+    import pyarrow as pa
+
+    t = arr.type
+    if not (pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_null(t)):
+        raise TypeError(f"{fn}: {name} has type {_sql_type(t)}; it must be BINARY sketch bytes (from skim_sketch_agg, "
+                        "skim_hash_sketch_agg, skim_union_agg)")
+
+
+def _confidence_arg(fn: str, arr, default: float) -> float:
+    """The confidence argument: a numeric constant in (0, 1) (``default`` when not given)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if arr is None or len(arr) == 0:
+        return default
+    if arr.null_count:
+        raise ValueError(f"{fn}: confidence must be a numeric constant, got NULL")
+    try:
+        vals = pc.cast(arr, pa.float64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        raise ValueError(f"{fn}: confidence must be a numeric constant, got {_sql_type(arr.type)} "
+                         f"{arr[0].as_py()!r}") from None
+    mm = pc.min_max(vals).as_py()
+    if mm["min"] != mm["max"]:
+        raise ValueError(f"{fn}: confidence must be a numeric constant, got values {mm['min']!r} and {mm['max']!r}")
+    c = mm["min"] if mm["min"] is not None else float("nan")
+    if not 0 < c < 1:
+        raise ValueError(f"{fn}: confidence must be in (0, 1), got {c!r}")
+    return c
+
+
+def _sketch_args(fn: str, args, kwargs, names: tuple, count: int, fixed: int) -> dict:
+    """Bind an estimate's arguments: ``count`` sketches, then the key (``fixed`` > ``count``), then confidence."""
+    named = _named(fn, kwargs, names)
+    if len(args) > len(names):
+        raise ValueError(f"{fn}: expected at most {len(names)} arguments, got {len(args)}")
+    bound = _with_positional(fn, named, list(args), names)
+    for n in names[:count]:
+        if n not in bound:
+            raise ValueError(f"{fn}: parameter {n} (sketch bytes) is missing")
+        _require_binary(fn, n, bound[n])
+    if fixed > count and "key" not in bound:
+        raise ValueError(f"{fn}: parameter key is missing: {fn}(a, key [, confidence])")
+    return bound
+
+
+def estimate_call(fn: str, args, kwargs, default_confidence: float = 0.95):
+    """One Arrow batch of ``skim_join_size[_bounds]``, ``skim_self_join_size[_bounds]`` or ``skim_frequency``
+    called with ``args``/``kwargs`` as SQL passed them -> the result ``pa.Array``."""
+    import pyarrow as pa
+
+    two = fn.startswith("skim_join_size")
+    freq = fn == "skim_frequency"
+    names = ("a", "b", "confidence") if two else ("a", "key", "confidence") if freq else ("a", "confidence")
+    bound = _sketch_args(fn, args, kwargs, names, 2 if two else 1, 2 if (two or freq) else 1)
+    c = _confidence_arg(fn, bound.get("confidence"), default_confidence)
+    bounds = fn.endswith("_bounds")
+    rtype = arrow_type(ESTIMATE) if bounds else pa.float64()
+    if two:
+        return pa.array(join_impl(bound["a"].to_pylist(), bound["b"].to_pylist(), bounds, c), rtype)
+    if not freq:
+        return pa.array(self_join_impl(bound["a"].to_pylist(), bounds, c), rtype)
+    key = bound["key"]
+    t = key.type
+    if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_string(t) or pa.types.is_binary(t)
+            or pa.types.is_large_string(t) or pa.types.is_large_binary(t) or pa.types.is_null(t)):
+        raise ss.KeyTypeError(f"{fn}: key has type {_sql_type(t)}; supported key types are {KEY_TYPES}")
+    return pa.array(frequency_impl(bound["a"].to_pylist(), key.to_pylist(), c), rtype)
+
+
+def union_call(args, kwargs):
+    """One Arrow batch of ``skim_union(a, b)``."""
+    import pyarrow as pa
+
+    fn = "skim_union"
+    named = _named(fn, kwargs, ("a", "b"))
+    if len(args) > 2:
+        raise ValueError(f"{fn}: expected two arguments (a, b), got {len(args)}")
+    bound = _sketch_args(fn, args, named, ("a", "b"), 2, 2)
+    return pa.array(union_impl(bound["a"].to_pylist(), bound["b"].to_pylist()), pa.binary())
+
+
+def info_call(args, kwargs):
+    """One Arrow batch of ``skim_sketch_info(a)``."""
+    import pyarrow as pa
+
+    fn = "skim_sketch_info"
+    named = _named(fn, kwargs, ("a",))
+    if len(args) > 1:
+        raise ValueError(f"{fn}: expected one argument (a), got {len(args)}")
+    bound = _sketch_args(fn, args, named, ("a",), 1, 1)
+    return pa.array(info_impl(bound["a"].to_pylist()), arrow_type(INFO))
+
+
+def union_agg_call(args, kwargs) -> bytes | None:
+    """``skim_union_agg(sketch)`` over one group's column."""
+    fn = "skim_union_agg"
+    named = _named(fn, kwargs, ("sketch",))
+    cols = list(args) + list(named.values())
+    if len(cols) != 1:
+        raise ValueError(f"{fn}: expected one argument (sketch), got {len(cols)}")
+    _require_binary(fn, "sketch", cols[0])
+    m = merge_blobs(cols[0].to_pylist(), fn)
+    return None if m is None else m.to_bytes()
+
+
+def _int_param(fn: str, name: str, arr) -> int:
+    """An integer constant parameter of a builder (constant within the group), checked as the native ones."""
+    import pyarrow as pa
+
+    try:
+        v = _constant(arr, name, fn)
+    except ValueError as e:
+        raise ValueError(f"{e} (a column here is a weight? Python builders take it by name: "
+                         f"{fn}(key, weight => column, ...), docs/spark.md)") from None
+    t = arr.type
+    if name == "seed" and pa.types.is_decimal(t):
+        from decimal import Decimal
+
+        d = Decimal(v)
+        if d != d.to_integral_value() or d < 0 or d >= 2 ** 64:
+            raise ValueError(f"{fn}: seed must be an integer in [0, 2**64), got {d}")
+        return int(d)
+    if not pa.types.is_integer(t):
+        raise ValueError(f"{fn}: parameter {name} must be an integer constant, got {v!r}")
+    if name == "seed" and v < 0:
+        raise ValueError(f"{fn}: seed must be >= 0, got {v}")
+    return int(v)
+
+
+def _is_weight_type(t) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_floating(t) or pa.types.is_decimal(t)
+
+
+def _sketch_agg_spec(fn: str, hash_kind: bool, args, kwargs):
+    """Bind a builder's arguments -> (key, weight or None, the empty sketch to fill).
+
+    The native rule reads a positional argument after ``key`` that is not a constant as the weight;
+    a Python aggregate sees values, not expressions, so here the first argument after ``key`` is the
+    weight when its type is float, double or decimal (the constant parameters are integers), when
+    the constant parameters are all accounted for without it (four arguments after ``key``; or the
+    parameter it would be is also named), or when it is named (``weight => col``).
+    """
+    names = ("key", "weight", "width", "depth", "seed") if hash_kind else ("key", "weight", "nbytes", "seed", "width",
+                                                                           "depth")
+    named = _named(fn, kwargs, names)
+    pos = list(args)
+    key = named.pop("key", None)
+    if key is None:
+        if not pos:
+            raise ValueError(f"{fn}: needs a key column: {fn}(key [, weight], ...)")
+        key = pos.pop(0)
+    weight = named.pop("weight", None)
+    if weight is None and pos:
+        first = "width" if hash_kind or len(pos) == 3 or "depth" in named else "nbytes"
+        if _is_weight_type(pos[0].type) or len(pos) >= 4 or first in named:
+            weight = pos.pop(0)
+    _check_key_array(fn, key)
+    if weight is not None:
+        import pyarrow as pa
+
+        wt = weight.type
+        if not (pa.types.is_integer(wt) or _is_weight_type(wt) or pa.types.is_null(wt)):
+            raise TypeError(f"{fn}: weight has type {_sql_type(wt)}; supported weight types are {WEIGHT_TYPES} "
+                            "(cast it, e.g. CAST(weight AS DOUBLE))")
+    dtype = _weight_dtype(weight) if weight is not None else "int64"
+    n = len(pos)
+    if hash_kind:
+        sig = "(key [, weight], width, depth [, seed])"
+        if n > 3:
+            raise ValueError(f"{fn}: expected {sig}, got {n} constant parameters")
+        c = _with_positional(fn, named, pos, ("width", "depth", "seed"))
+        width, depth = (_required(fn, c, p, sig) for p in ("width", "depth"))
+        seed = _int_param(fn, "seed", c["seed"]) if "seed" in c else 0
+        _min_width(fn, width)
+        return key, weight, _made(fn, lambda: ss.HashSketch(width=width, depth=depth, seed=seed, dtype=dtype))
+    if n == 3 or "width" in named or "depth" in named:
+        if n not in (0, 3):
+            raise ValueError(f"{fn}: expected (key [, weight] [, nbytes [, seed] | width, depth, seed]), got {n} "
+                             "positional constants with named width/depth")
+        c = _with_positional(fn, named, pos, ("width", "depth", "seed"))
+        if "nbytes" in c:
+            raise ValueError(f"{fn}: give nbytes or (width, depth), not both")
+        sig = "(key [, weight], width, depth, seed)"
+        width, depth = (_required(fn, c, p, sig) for p in ("width", "depth"))
+        seed = _int_param(fn, "seed", c["seed"]) if "seed" in c else 0
+        _min_width(fn, width)
+        return key, weight, _made(fn, lambda: ss.SkimmedSketch(width=width, depth=depth, seed=seed, dtype=dtype))
+    if n > 2:
+        raise ValueError(f"{fn}: expected (key [, weight] [, nbytes [, seed] | width, depth, seed]), got {n} "
+                         "constant parameters")
+    c = _with_positional(fn, named, pos, ("nbytes", "seed"))
+    nbytes = _int_param(fn, "nbytes", c["nbytes"]) if "nbytes" in c else DEFAULT_NBYTES
+    seed = _int_param(fn, "seed", c["seed"]) if "seed" in c else 0
+    if nbytes < MIN_NBYTES:
+        raise ValueError(f"{fn}: nbytes must be at least {MIN_NBYTES} (smaller sketches' errors swamp their estimates), "
+                         f"got {nbytes}")
+    return key, weight, _made(fn, lambda: ss.SkimmedSketch.for_bytes(nbytes, seed=seed, dtype=dtype))
+
+
+def _required(fn: str, c: dict, name: str, sig: str) -> int:
+    if name not in c:
+        raise ValueError(f"{fn}: parameter {name} is missing: {fn}{sig}")
+    return _int_param(fn, name, c[name])
+
+
+def _min_width(fn: str, width: int) -> None:
+    if width < MIN_WIDTH:
+        raise ValueError(f"{fn}: width must be at least {MIN_WIDTH} (narrower tables' errors swamp their estimates), "
+                         f"got {width}")
+
+
+def _made(fn: str, make):
+    try:
+        return make()
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{fn}: {e}") from None
+
+
+def sketch_agg_call(fn: str, hash_kind: bool, args, kwargs) -> bytes:
+    """``skim_sketch_agg`` / ``skim_hash_sketch_agg`` over one group's columns (the native argument lists)."""
+    key, weight, sk = _sketch_agg_spec(fn, hash_kind, args, kwargs)
+    acc = PartialAccumulator(sk.to_bytes())
+    acc.add(key, weight)
+    out = acc.results()
+    return out[0][1] if out else sk.to_bytes()
+
+
 # -- Spark wrappers --------------------------------------------------------------
 
 @cache
@@ -264,6 +537,8 @@ def skim_merge_udf():
 
 
 def _builders():
+    """The builders: the family's two (the native argument lists; whole-group aggregates, as PySpark passes
+    named arguments only to those) and the earlier names' (fixed arities; they stream the group in batches)."""
     from pyspark.sql.functions import arrow_udf
 
     @arrow_udf("binary")
@@ -279,49 +554,54 @@ def _builders():
         return build_from_batches("skim_skimmed_sketch", "skimmed", it, False, 4)
 
     @arrow_udf("binary")
-    def skim_sketch_agg(it: Iterator[pa.Array]) -> bytes:
-        return build_from_batches("skim_sketch_agg", "default", ((a,) for a in it), False, 0)
+    def skim_sketch_agg(*args: pa.Array, **kwargs: pa.Array) -> bytes:
+        return sketch_agg_call("skim_sketch_agg", False, args, kwargs)
 
     @arrow_udf("binary")
-    def skim_hash_sketch_agg(it: Iterator[tuple[pa.Array, pa.Array, pa.Array, pa.Array]]) -> bytes:
-        return build_from_batches("skim_hash_sketch_agg", "hash", it, False, 3)
+    def skim_hash_sketch_agg(*args: pa.Array, **kwargs: pa.Array) -> bytes:
+        return sketch_agg_call("skim_hash_sketch_agg", True, args, kwargs)
+
+    @arrow_udf("binary")
+    def skim_union_agg(*args: pa.Array, **kwargs: pa.Array) -> bytes:
+        return union_agg_call(args, kwargs)
 
     return {"skim_sketch": skim_sketch, "skim_sketch_weighted": skim_sketch_weighted,
             "skim_skimmed_sketch": skim_skimmed_sketch, "skim_sketch_agg": skim_sketch_agg,
-            "skim_hash_sketch_agg": skim_hash_sketch_agg}
+            "skim_hash_sketch_agg": skim_hash_sketch_agg, "skim_union_agg": skim_union_agg}
 
 
 def _scalars(confidence: float):
-    import pyarrow as pa
+    """The scalar functions, with the native argument lists (positional or named; optional confidence,
+    ``confidence`` by default)."""
     from pyspark.sql.functions import arrow_udf
 
     @arrow_udf("double")
-    def skim_join_size(a: pa.Array, b: pa.Array) -> pa.Array:
-        return pa.array(join_impl(a.to_pylist(), b.to_pylist(), False, confidence), pa.float64())
+    def skim_join_size(*args: pa.Array, **kwargs: pa.Array) -> pa.Array:
+        return estimate_call("skim_join_size", args, kwargs, confidence)
 
     @arrow_udf(ESTIMATE_TYPE)
-    def skim_join_size_bounds(a: pa.Array, b: pa.Array) -> pa.Array:
-        return pa.array(join_impl(a.to_pylist(), b.to_pylist(), True, confidence), arrow_type(ESTIMATE))
+    def skim_join_size_bounds(*args: pa.Array, **kwargs: pa.Array) -> pa.Array:
+        return estimate_call("skim_join_size_bounds", args, kwargs, confidence)
 
     @arrow_udf("double")
-    def skim_self_join_size(a: pa.Array) -> pa.Array:
-        return pa.array(self_join_impl(a.to_pylist(), False, confidence), pa.float64())
+    def skim_self_join_size(*args: pa.Array, **kwargs: pa.Array) -> pa.Array:
+        return estimate_call("skim_self_join_size", args, kwargs, confidence)
 
     @arrow_udf(ESTIMATE_TYPE)
-    def skim_self_join_size_bounds(a: pa.Array) -> pa.Array:
-        return pa.array(self_join_impl(a.to_pylist(), True, confidence), arrow_type(ESTIMATE))
+    def skim_self_join_size_bounds(*args: pa.Array, **kwargs: pa.Array) -> pa.Array:
+        return estimate_call("skim_self_join_size_bounds", args, kwargs, confidence)
 
     @arrow_udf("double")
-    def skim_frequency(a: pa.Array, key: pa.Array) -> pa.Array:
-        return pa.array(frequency_impl(a.to_pylist(), key.to_pylist(), confidence), pa.float64())
+    def skim_frequency(*args: pa.Array, **kwargs: pa.Array) -> pa.Array:
+        return estimate_call("skim_frequency", args, kwargs, confidence)
 
     @arrow_udf(INFO_TYPE)
-    def skim_sketch_info(a: pa.Array) -> pa.Array:
-        return pa.array(info_impl(a.to_pylist()), arrow_type(INFO))
+    def skim_sketch_info(*args: pa.Array, **kwargs: pa.Array) -> pa.Array:
+        return info_call(args, kwargs)
 
     @arrow_udf("binary")
-    def skim_union(a: pa.Array, b: pa.Array) -> pa.Array:
-        return pa.array(union_impl(a.to_pylist(), b.to_pylist()), pa.binary())
+    def skim_union(*args: pa.Array, **kwargs: pa.Array) -> pa.Array:
+        return union_call(args, kwargs)
 
     return {f.__name__: f for f in (skim_join_size, skim_join_size_bounds, skim_self_join_size,
                                     skim_self_join_size_bounds, skim_frequency, skim_sketch_info, skim_union)}
@@ -415,7 +695,6 @@ def python_functions(confidence: float = 0.95) -> dict:
     as :func:`register` registers them where the JVM has no jar."""
     fns = dict(_builders())
     fns["skim_merge"] = skim_merge_udf()
-    fns["skim_union_agg"] = skim_merge_udf()
     fns.update(_scalars(confidence))
     return fns
 
