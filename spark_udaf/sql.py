@@ -302,22 +302,19 @@ def _require_binary(fn: str, name: str, arr) -> None:
 
 def _confidence_arg(fn: str, arr, default: float) -> float:
     """The confidence argument: a numeric constant in (0, 1) (``default`` when not given)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     if arr is None or len(arr) == 0:
         return default
     if arr.null_count:
         raise ValueError(f"{fn}: confidence must be a numeric constant, got NULL")
-    try:
-        vals = pc.cast(arr, pa.float64())
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        raise ValueError(f"{fn}: confidence must be a numeric constant, got {_sql_type(arr.type)} "
-                         f"{arr[0].as_py()!r}") from None
-    mm = pc.min_max(vals).as_py()
-    if mm["min"] != mm["max"]:
-        raise ValueError(f"{fn}: confidence must be a numeric constant, got values {mm['min']!r} and {mm['max']!r}")
-    c = mm["min"] if mm["min"] is not None else float("nan")
+    vals = set()
+    for v in arr.unique().to_pylist():  # Decimal -> float as Spark casts DECIMAL to DOUBLE (0.7 stays 0.7)
+        try:
+            vals.add(float(v))
+        except (TypeError, ValueError):
+            raise ValueError(f"{fn}: confidence must be a numeric constant, got {_sql_type(arr.type)} {v!r}") from None
+    if len(vals) > 1:
+        raise ValueError(f"{fn}: confidence must be a numeric constant, got values {min(vals)!r} and {max(vals)!r}")
+    c = vals.pop()
     if not 0 < c < 1:
         raise ValueError(f"{fn}: confidence must be in (0, 1), got {c!r}")
     return c
