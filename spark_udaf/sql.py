@@ -1,27 +1,32 @@
 """Spark SQL functions on sketch bytes, registered by :func:`register` (docs/spark.md).
 
 One family of names, the same as the native (JVM) functions of the jar
-(:mod:`spark_udaf.native`, docs/native.md)::
+(:mod:`spark_udaf.native`, docs/native.md), with the same argument lists
+(positional or named, ``nbytes => 32768``) and defaults::
 
-    skim_sketch_agg(key [, weight] [, nbytes [, seed]])   -- the library default, SkimmedSketch.for_bytes
+    skim_sketch_agg(key [, weight] [, nbytes [, seed] | width, depth, seed])  -- the library default
     skim_hash_sketch_agg(key [, weight], width, depth [, seed])
     skim_union_agg(sketch)            -- merge of sketch bytes (NULLs skipped)
     skim_union(a, b)                  -- merge of two sketches
-    skim_join_size(a, b)              DOUBLE   join-size estimate
-    skim_join_size_bounds(a, b)       STRUCT<value, low, high, confidence, method>
-    skim_self_join_size(a)            DOUBLE
-    skim_self_join_size_bounds(a)     STRUCT<...>
-    skim_frequency(a, key)            DOUBLE   point estimate of key's frequency
+    skim_join_size(a, b [, confidence])          DOUBLE   join-size estimate
+    skim_join_size_bounds(a, b [, confidence])   STRUCT<value, low, high, confidence, method>
+    skim_self_join_size(a [, confidence])        DOUBLE
+    skim_self_join_size_bounds(a [, confidence]) STRUCT<...>
+    skim_frequency(a, key [, confidence])        DOUBLE   point estimate of key's frequency
     skim_sketch_info(a)               STRUCT<kind, width, depth, seed, total_weight, null_weight, nbytes>
 
 When the session's JVM has the jar, the builders and unions are the native
-ones (map-side partial aggregation, any arguments above); the Python
-implementations here are registered under those names only when it has not,
-and then with fixed arities: ``skim_sketch_agg(key)`` (16384 bytes, seed 0)
-and ``skim_hash_sketch_agg(key, width, depth, seed)``. The estimates are the
+ones (map-side partial aggregation); the Python implementations here are
+registered under those names only when it has not. The estimates are the
 Python functions below by default (they answer every sketch kind; the JVM
 does not have the skimmed estimator yet), or the native ones with
-``register(spark, estimates="native")``.
+``register(spark, estimates="native")``. The Python functions bind their
+arguments as the native ones do and raise the same messages; the one
+difference: a positional *integer* weight of the Python builders must go by
+name (``weight => col``), as a Python aggregate sees values, not whether an
+argument is a constant (:func:`_sketch_agg_spec`, docs/spark.md).
+``DESCRIBE FUNCTION EXTENDED`` shows usage and examples for all of them
+(:data:`USAGE`, :func:`describe`).
 
 Python-only functions, kept under their earlier names (documented aliases)::
 
