@@ -849,8 +849,11 @@ def register(spark, confidence: float = 0.95, exclude_merge_subplans: bool = Tru
     functions keep the names of :data:`FUNCTIONS` for building and merging; the
     estimate functions are the Python ones (``estimates="python"``, every sketch
     kind, at ``confidence``) or stay the JVM's (``estimates="native"``: no Python
-    in the plan; the confidence is a third argument there, 0.95 by default). Without
-    the jar every name is a Python function. :data:`ALIASES` are registered too.
+    in the plan). Either way the estimates take an optional ``confidence`` argument
+    (``confidence`` here is the Python ones' default; the JVM's is 0.95). Without
+    the jar every name is a Python function, with the native argument lists.
+    :data:`ALIASES` are registered too. In a classic session every registered
+    function then shows its usage and examples in ``DESCRIBE FUNCTION`` (:func:`_document`).
     With ``exclude_merge_subplans`` (default) the session's
     ``spark.sql.optimizer.excludedRules`` gains :data:`MERGE_SUBPLANS_RULE`,
     working around a Spark planner crash on queries that combine several

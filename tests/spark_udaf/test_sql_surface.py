@@ -257,3 +257,35 @@ def test_python_builder_positional_integer_weight_is_refused_with_the_remedy(pyt
                                         r"\d+ and \d+ \(a column here is a weight\? Python builders take it by name: "
                                         r"skim_sketch_agg\(key, weight => column, ...\)"):
         python_builders.sql("SELECT skim_sketch_agg(k, w) FROM surf_rows").collect()
+
+
+def test_python_builder_reads_a_positional_weight_by_type_and_count():
+    """The rule of docs/spark.md: a float/decimal column, four arguments after key, or a parameter also
+    given by name make the first argument after key the weight; otherwise it is the first constant."""
+    import pyarrow as pa
+
+    from spark_udaf.sql import _sketch_agg_spec
+
+    k, wi, wd = pa.array([1, 2]), pa.array([3, 4]), pa.array([1.5, 2.0])
+
+    def c(v):
+        return pa.array([v, v])
+
+    def spec(hash_kind, *args, **kwargs):
+        _, w, sk = _sketch_agg_spec("f", hash_kind, args, kwargs)
+        return w, sk.to_bytes()
+
+    assert spec(False, k, wd) == (wd, ss.SkimmedSketch.for_bytes(16384, dtype="float64").to_bytes())
+    assert spec(False, k, c(4096)) == (None, ss.SkimmedSketch.for_bytes(4096).to_bytes())
+    assert spec(False, k, c(4096), c(3)) == (None, ss.SkimmedSketch.for_bytes(4096, seed=3).to_bytes())
+    assert spec(False, k, c(64), c(5), c(1)) == (None, ss.SkimmedSketch(64, 5, 1).to_bytes())
+    assert spec(False, k, wi, c(64), c(5), c(1)) == (wi, ss.SkimmedSketch(64, 5, 1).to_bytes())
+    assert spec(False, k, wi, nbytes=c(2048)) == (wi, ss.SkimmedSketch.for_bytes(2048).to_bytes())
+    assert spec(True, k, c(64), c(5)) == (None, ss.HashSketch(64, 5, 0).to_bytes())
+    assert spec(True, k, c(64), c(5), c(7)) == (None, ss.HashSketch(64, 5, 7).to_bytes())
+    assert spec(True, k, wi, c(64), c(5), c(7)) == (wi, ss.HashSketch(64, 5, 7).to_bytes())
+    assert spec(True, k, wi, width=c(64), depth=c(5)) == (wi, ss.HashSketch(64, 5, 0).to_bytes())
+    assert spec(True, k, wd, c(64), c(5)) == (wd, ss.HashSketch(64, 5, 0, dtype="float64").to_bytes())
+    with pytest.raises(ValueError, match=r"f: parameter width must be constant within a group, got 3 and 4 "
+                                         r"\(a column here is a weight\?"):
+        spec(True, k, wi, c(64), c(5))
