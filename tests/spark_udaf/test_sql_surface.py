@@ -6,7 +6,7 @@ import pytest
 import skimsketch as ss
 import spark_udaf
 from spark_udaf import native
-from spark_udaf.sql import USAGE, _document, describe, python_functions
+from spark_udaf.sql import USAGE, _document, python_functions
 
 pytestmark = pytest.mark.spark
 
@@ -66,7 +66,7 @@ def test_describe_function_of_python_builders(jar):
 
 
 def test_describe_text_for_sessions_without_a_jvm_handle():
-    text = describe("skim_frequency")
+    text = spark_udaf.describe("skim_frequency")
     assert text.splitlines()[:2] == [
         "Function: skim_frequency",
         "Usage: skim_frequency(a, key [, confidence]) - the estimated frequency (summed weight) of key in the sketch, "
@@ -74,7 +74,7 @@ def test_describe_text_for_sessions_without_a_jvm_handle():
     assert "\n    Examples:\n      > SELECT skim_frequency(sk, 42) FROM daily;\n" in text
     assert set(USAGE) == set(spark_udaf.FUNCTIONS + spark_udaf.ALIASES)
     with pytest.raises(ValueError, match="unknown skim function 'skim_nope'"):
-        describe("skim_nope")
+        spark_udaf.describe("skim_nope")
 
 
 # -- the same SQL text, native and Python ----------------------------------------------------------
