@@ -20,11 +20,19 @@ background load affects them alike):
   the DataFrames, and from the Parquet paths, i.e. ``sketch_parquet``) versus
   ``spark_udaf.exact_join_size`` (grouped counts, join, sum); target: <= 1/3.
 
+* SQL estimates (``--cases sql-estimates`` runs only these; needs the jar):
+  ``skim_join_size``, ``skim_join_size_bounds`` and ``skim_frequency`` over every
+  pair of per-day hash sketches of the two tables (``--days`` days each, so
+  ``days**2`` sketch pairs, built once by the native ``skim_hash_sketch_agg``),
+  the same SQL text answered by the native functions (``register(spark,
+  estimates="native")``) and by the Python fallbacks (``register(spark)``);
+  printed as the ratio Python / native measured in the same run (no target).
+
 "shuffle bytes" is the sum of ``shuffleWriteBytes`` over the stages the
 operation ran, read from Spark's own status store (the data behind the UI's
 Stages tab); results collected to the driver are not shuffle bytes and are
 reported separately where known. This is a benchmark, not a test: it gates
-nothing. Usage: ``./dev py benchmarks/bench_spark.py [--rows N] [--reps R]``.
+nothing. Usage: ``./dev py benchmarks/bench_spark.py [--rows N] [--reps R] [--cases all|sql-estimates]``.
 """
 
 from __future__ import annotations
@@ -70,6 +78,61 @@ class Timer:
         return dt, sum(v[0] for v in new), sum(v[1] for v in new), result
 
 
+SQL_ESTIMATES = (
+    ("skim_join_size", "sum(skim_join_size(x.sk, y.sk))"),
+    ("skim_join_size_bounds", "sum(skim_join_size_bounds(x.sk, y.sk, 0.9).high)"),
+    ("skim_frequency", "sum(skim_frequency(x.sk, y.day))"),
+)
+
+
+def sql_estimate_case(spark, left, right, days: int, width: int, depth: int, reps: int) -> None:
+    """Time the SQL estimate functions over ``days**2`` sketch pairs, native vs the Python fallbacks."""
+    import spark_udaf
+
+    spark_udaf.register(spark)
+    t = time.perf_counter()
+    for name, df, seed in (("skim_bench_left", left, 5), ("skim_bench_right", right, 6)):
+        daily = spark.sql(f"""SELECT day, skim_hash_sketch_agg(k, {width}, {depth}, 1) AS sk
+                             FROM (SELECT CAST(floor(rand({seed}) * {days}) AS INT) AS day, k FROM {{df}})
+                             GROUP BY day""", df=df).collect()
+        assert len(daily) == days, len(daily)
+        spark.createDataFrame([(r.day, bytes(r.sk)) for r in daily], "day int, sk binary") \
+            .coalesce(1).cache().createOrReplaceTempView(name)
+        spark.table(name).count()
+    pairs = days * days
+    nbytes = len(spark.table("skim_bench_left").first().sk)
+    print(f"# SQL estimates: {days} x {days} = {pairs:,} pairs of per-day HashSketch({width}, {depth}) sketches "
+          f"({nbytes:,} B each), built natively in {time.perf_counter() - t:.1f} s; one query per function: "
+          "SELECT sum(f(x.sk, y.sk)) FROM skim_bench_left x CROSS JOIN skim_bench_right y")
+
+    def query(expr):
+        return spark.sql(f"SELECT {expr} AS v FROM skim_bench_left x CROSS JOIN skim_bench_right y").collect()[0].v
+
+    modes = ("native", "python")
+    runs = {(f, m): [] for f, _ in SQL_ESTIMATES for m in modes}
+    answers = {}
+    for rep in range(reps + 1):  # the first repetition warms up (workers, JIT) and is not counted
+        for f, expr in SQL_ESTIMATES:
+            for m in modes:
+                spark_udaf.register(spark, estimates=m)
+                t = time.perf_counter()
+                answers[(f, m)] = query(expr)
+                if rep:
+                    runs[(f, m)].append(time.perf_counter() - t)
+    spark_udaf.register(spark)
+    med = {}
+    for f, _ in SQL_ESTIMATES:
+        for m in modes:
+            rs = runs[(f, m)]
+            med[(f, m)] = secs = statistics.median(rs)
+            print(f"sql estimate: {f:22s} {m:7s} {secs:7.2f} s  {pairs / secs / 1e3:8.1f} k pairs/s  "
+                  f"(runs: {', '.join(f'{r:.2f}' for r in rs)})")
+    for f, _ in SQL_ESTIMATES:
+        same = answers[(f, "native")] == answers[(f, "python")]
+        print(f"ratio {f} Python UDF / native: {med[(f, 'python')] / med[(f, 'native')]:.2f} "
+              f"(same answer: {'yes' if same else 'NO'}, {answers[(f, 'native')]:,.6g})")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rows", type=int, default=4_000_000)
@@ -78,6 +141,9 @@ def main(argv=None):
     p.add_argument("--depth", type=int, default=5)
     p.add_argument("--master", default="local[2]")
     p.add_argument("--dir", default=None, help="where to write the Parquet tables (default: a temp dir)")
+    p.add_argument("--cases", choices=("all", "sql-estimates"), default="all",
+                   help="sql-estimates: only the SQL estimate functions, native vs Python")
+    p.add_argument("--days", type=int, default=64, help="per-day sketches per table of the SQL estimate case")
     args = p.parse_args(argv)
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -111,6 +177,11 @@ def main(argv=None):
               f"{right.rdd.getNumPartitions()} input partitions); sketch {W} x {D}; median of {args.reps} runs; "
               f"load average at start {os.getloadavg()[0]:.1f}")
 
+        if args.cases == "sql-estimates":
+            if not has_native:
+                raise SystemExit("the SQL estimate case needs the native jar (a JDK): spark_udaf.native")
+            sql_estimate_case(spark, left, right, args.days, W, D, args.reps)
+            return
         cms = spark._jvm.org.apache.spark.util.sketch.CountMinSketch
         assert cms.create(eps, conf, 1).width() == W and cms.create(eps, conf, 1).depth() == D
 
@@ -229,6 +300,8 @@ def main(argv=None):
         e = est[1]
         print(f"estimate {e.value:,.0f} [{e.low:,.0f}, {e.high:,.0f}] ({e.method}); exact {ex[1]:,}; "
               f"error {abs(e.value - ex[1]) / ex[1]:.2%}; sketch bytes {e.detail['sketch_bytes']:,}")
+        if has_native:
+            sql_estimate_case(spark, left, right, args.days, W, D, args.reps)
     finally:
         spark.stop()
         tmp.cleanup()

@@ -7,6 +7,7 @@ est = spark_udaf.estimate_join_size(orders, "customer_id", visits, "customer_id"
 exact = spark_udaf.exact_join_size(orders, "customer_id", visits, "customer_id")
 spark = spark_udaf.configure(SparkSession.builder).getOrCreate()   # the native SQL functions' jar
 spark_udaf.register(spark)   # skim_sketch_agg, skim_union_agg, skim_join_size, ... in Spark SQL
+print(spark_udaf.describe("skim_join_size"))   # what DESCRIBE FUNCTION EXTENDED shows
 ```
 
 ``spark_udaf.functions`` has Column helpers for the same functions.
@@ -23,7 +24,7 @@ from .estimate import estimate_join_size, relative_half_width
 from .exact import exact_join_size, exact_self_join_size, frequencies
 from . import functions
 from .native import configure
-from .sql import ALIASES, FUNCTIONS, register
+from .sql import ALIASES, FUNCTIONS, describe, register
 from .streaming import StreamingSketch, read_state
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "frequencies",
     "configure",
     "register",
+    "describe",
     "functions",
     "FUNCTIONS",
     "ALIASES",

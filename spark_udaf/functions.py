@@ -13,8 +13,9 @@ values) and calls the function by name (``call_function``), so it works on
 classic and Spark Connect sessions alike, with whatever implementation the
 session has: the native functions of the jar (``spark_udaf.configure``, or a
 server started with ``spark.sql.extensions``), or the Python ones of
-``spark_udaf.register(spark)``. Optional parameters are passed only when given:
-the Python fallbacks have fixed arities (docs/spark.md).
+``spark_udaf.register(spark)``. Optional parameters are passed only when given,
+and by name (``weight => ...``, ``nbytes => ...``, ``confidence => ...``), which
+both implementations read the same way (docs/spark.md).
 """
 
 from __future__ import annotations
@@ -55,6 +56,20 @@ def _lit(x, name: str):
     return F.lit(x)
 
 
+def _named(key: str, col):
+    """``key => col``: a named argument of a function call, on classic and Spark Connect sessions."""
+    if type(col).__module__.startswith("pyspark.sql.connect"):
+        from pyspark.sql.connect.column import Column
+        from pyspark.sql.connect.expressions import NamedArgumentExpression
+
+        return Column(NamedArgumentExpression(key, col._expr))
+    from pyspark import SparkContext
+    from pyspark.sql.classic.column import Column, _to_java_column
+
+    jvm = SparkContext._active_spark_context._jvm
+    return Column(jvm.PythonSQLUtils.namedArgumentExpression(key, _to_java_column(col)))
+
+
 def _call(name: str, *args):
     from pyspark.sql import functions as F
 
@@ -65,22 +80,22 @@ def skim_sketch_agg(col, weight=None, *, nbytes: int | None = None, seed: int | 
     """The library default sketch of ``col`` (``SkimmedSketch.for_bytes(nbytes, seed)``), as BINARY.
 
     ``weight``: a numeric column (a SUM sketch). ``nbytes`` (16384 by default) and
-    ``seed`` (0) are constants; giving ``seed`` alone passes the default ``nbytes``.
+    ``seed`` (0) are constants; each is passed (by name) only when given.
     """
-    args = [_col(col)] + ([] if weight is None else [_col(weight)])
-    if nbytes is not None or seed is not None:
-        args.append(_lit(16384 if nbytes is None else nbytes, "nbytes"))
+    args = [_col(col)] + ([] if weight is None else [_named("weight", _col(weight))])
+    if nbytes is not None:
+        args.append(_named("nbytes", _lit(nbytes, "nbytes")))
     if seed is not None:
-        args.append(_lit(seed, "seed"))
+        args.append(_named("seed", _lit(seed, "seed")))
     return _call("skim_sketch_agg", *args)
 
 
 def skim_hash_sketch_agg(col, width: int, depth: int, seed: int | None = None, weight=None):
     """A hash (Fast-AGMS) sketch ``HashSketch(width, depth, seed)`` of ``col``, as BINARY."""
-    args = [_col(col)] + ([] if weight is None else [_col(weight)])
-    args += [_lit(width, "width"), _lit(depth, "depth")]
+    args = [_col(col)] + ([] if weight is None else [_named("weight", _col(weight))])
+    args += [_named("width", _lit(width, "width")), _named("depth", _lit(depth, "depth"))]
     if seed is not None:
-        args.append(_lit(seed, "seed"))
+        args.append(_named("seed", _lit(seed, "seed")))
     return _call("skim_hash_sketch_agg", *args)
 
 
@@ -97,7 +112,7 @@ def skim_union(a, b):
 def _estimate(name: str, cols, confidence):
     args = [_col(c) for c in cols]
     if confidence is not None:
-        args.append(_lit(float(confidence), "confidence"))
+        args.append(_named("confidence", _lit(float(confidence), "confidence")))
     return _call(name, *args)
 
 
@@ -129,7 +144,7 @@ def skim_frequency(a, key, confidence: float | None = None):
     k = key if isinstance(key, Column) else F.lit(key)
     args = [_col(a), k]
     if confidence is not None:
-        args.append(_lit(float(confidence), "confidence"))
+        args.append(_named("confidence", _lit(float(confidence), "confidence")))
     return _call("skim_frequency", *args)
 
 

@@ -1,27 +1,32 @@
 """Spark SQL functions on sketch bytes, registered by :func:`register` (docs/spark.md).
 
 One family of names, the same as the native (JVM) functions of the jar
-(:mod:`spark_udaf.native`, docs/native.md)::
+(:mod:`spark_udaf.native`, docs/native.md), with the same argument lists
+(positional or named, ``nbytes => 32768``) and defaults::
 
-    skim_sketch_agg(key [, weight] [, nbytes [, seed]])   -- the library default, SkimmedSketch.for_bytes
+    skim_sketch_agg(key [, weight] [, nbytes [, seed] | width, depth, seed])  -- the library default
     skim_hash_sketch_agg(key [, weight], width, depth [, seed])
     skim_union_agg(sketch)            -- merge of sketch bytes (NULLs skipped)
     skim_union(a, b)                  -- merge of two sketches
-    skim_join_size(a, b)              DOUBLE   join-size estimate
-    skim_join_size_bounds(a, b)       STRUCT<value, low, high, confidence, method>
-    skim_self_join_size(a)            DOUBLE
-    skim_self_join_size_bounds(a)     STRUCT<...>
-    skim_frequency(a, key)            DOUBLE   point estimate of key's frequency
+    skim_join_size(a, b [, confidence])          DOUBLE   join-size estimate
+    skim_join_size_bounds(a, b [, confidence])   STRUCT<value, low, high, confidence, method>
+    skim_self_join_size(a [, confidence])        DOUBLE
+    skim_self_join_size_bounds(a [, confidence]) STRUCT<...>
+    skim_frequency(a, key [, confidence])        DOUBLE   point estimate of key's frequency
     skim_sketch_info(a)               STRUCT<kind, width, depth, seed, total_weight, null_weight, nbytes>
 
 When the session's JVM has the jar, the builders and unions are the native
-ones (map-side partial aggregation, any arguments above); the Python
-implementations here are registered under those names only when it has not,
-and then with fixed arities: ``skim_sketch_agg(key)`` (16384 bytes, seed 0)
-and ``skim_hash_sketch_agg(key, width, depth, seed)``. The estimates are the
+ones (map-side partial aggregation); the Python implementations here are
+registered under those names only when it has not. The estimates are the
 Python functions below by default (they answer every sketch kind; the JVM
 does not have the skimmed estimator yet), or the native ones with
-``register(spark, estimates="native")``.
+``register(spark, estimates="native")``. The Python functions bind their
+arguments as the native ones do and raise the same messages; the one
+difference: a positional *integer* weight of the Python builders must go by
+name (``weight => col``), as a Python aggregate sees values, not whether an
+argument is a constant (:func:`_sketch_agg_spec`, docs/spark.md).
+``DESCRIBE FUNCTION EXTENDED`` shows usage and examples for all of them
+(:data:`USAGE`, :func:`describe`).
 
 Python-only functions, kept under their earlier names (documented aliases)::
 
@@ -64,12 +69,14 @@ from ._common import load_sketch, merge_blobs, worker_python
 from .partials import PartialAccumulator
 from .schemas import ESTIMATE, INFO, arrow_type, ddl, estimate_row, sketch_row
 
-__all__ = ["register", "python_functions", "FUNCTIONS", "ALIASES", "ESTIMATES", "MIN_NBYTES", "MIN_WIDTH", "skim_merge_udf",
+__all__ = ["register", "describe", "python_functions", "FUNCTIONS", "ALIASES", "USAGE", "ESTIMATES", "MIN_NBYTES", "MIN_WIDTH", "skim_merge_udf",
            "MERGE_SUBPLANS_RULE"]
 
 #: The smallest byte budget and width the SQL builders accept (the native ones' too: SkimFunctions.java).
 MIN_NBYTES = 1024
 MIN_WIDTH = 16
+#: skim_sketch_agg's byte budget when none is given (SkimFunctions.DEFAULT_NBYTES).
+DEFAULT_NBYTES = 16384
 #: Where the estimate functions run: "python" (every sketch kind) or "native" (the JVM; hash, AGMS and
 #: exact-mode sketches -- a counter-mode skimmed sketch raises until its estimator is ported).
 ESTIMATES = ("python", "native")
@@ -120,15 +127,32 @@ def _weight_dtype(weights) -> str:
     return "float64" if pa.types.is_floating(t) else "int64"
 
 
+KEY_TYPES = "tinyint, smallint, int, bigint, float, double (integral values), string, binary"
+WEIGHT_TYPES = "tinyint, smallint, int, bigint, float, double, decimal(p,s)"
+
+
+def _sql_type(t) -> str:
+    """The Spark SQL name of Arrow type ``t`` (as the native functions' messages print types)."""
+    import pyarrow as pa
+
+    names = {pa.int8(): "tinyint", pa.int16(): "smallint", pa.int32(): "int", pa.int64(): "bigint",
+             pa.float32(): "float", pa.float64(): "double", pa.bool_(): "boolean", pa.string(): "string",
+             pa.large_string(): "string", pa.binary(): "binary", pa.large_binary(): "binary", pa.null(): "void",
+             pa.date32(): "date"}
+    if pa.types.is_decimal(t):
+        return f"decimal({t.precision},{t.scale})"
+    return names.get(t, str(t))
+
+
 def _check_key_array(fn: str, keys) -> None:
     """SQL key columns follow the Python API's rule (integers, strings, binary; see docs/inputs.md)."""
     import pyarrow as pa
 
     t = keys.type
     if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_string(t) or pa.types.is_binary(t)
-            or pa.types.is_null(t)):
-        raise ss.KeyTypeError(f"{fn}: key has type {t}; supported key types are tinyint, smallint, int, bigint, "
-                              "float, double (integral values), string, binary (cast it, e.g. CAST(key AS BIGINT))")
+            or pa.types.is_large_string(t) or pa.types.is_large_binary(t) or pa.types.is_null(t)):
+        raise ss.KeyTypeError(f"{fn}: key has type {_sql_type(t)}; supported key types are {KEY_TYPES} "
+                              "(cast it, e.g. CAST(key AS BIGINT) or CAST(key AS STRING))")
 
 
 def build_from_batches(fn: str, kind: str, batches, weighted: bool, n_params: int) -> bytes | None:
@@ -249,6 +273,257 @@ def info_impl(blobs):
     return out
 
 
+# -- the family's argument lists: the native functions' (SkimFunctions.java), bound in the worker -----
+
+def _named(fn: str, kwargs: dict, names: tuple) -> dict:
+    """Named arguments (``name => value`` in SQL), lower-cased and checked against ``names``."""
+    out = {}
+    for k, v in kwargs.items():
+        n = k.lower()
+        if n not in names:
+            raise ValueError(f"{fn}: unknown parameter {k} (parameters: {', '.join(names)})")
+        out[n] = v
+    return out
+
+
+def _with_positional(fn: str, named: dict, values: list, names: tuple) -> dict:
+    """``values`` named by position (``names`` in order), then ``named``; a name given both ways is an error."""
+    out = dict(zip(names, values))
+    for n, v in named.items():
+        if n in out:
+            raise ValueError(f"{fn}: parameter {n} is given by position and by name")
+        out[n] = v
+    return out
+
+
+def _require_binary(fn: str, name: str, arr) -> None:
+    import pyarrow as pa
+
+    t = arr.type
+    if not (pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_null(t)):
+        raise TypeError(f"{fn}: {name} has type {_sql_type(t)}; it must be BINARY sketch bytes (from skim_sketch_agg, "
+                        "skim_hash_sketch_agg, skim_union_agg)")
+
+
+def _confidence_arg(fn: str, arr, default: float) -> float:
+    """The confidence argument: a numeric constant in (0, 1) (``default`` when not given)."""
+    if arr is None or len(arr) == 0:
+        return default
+    if arr.null_count:
+        raise ValueError(f"{fn}: confidence must be a numeric constant, got NULL")
+    vals = set()
+    for v in arr.unique().to_pylist():  # Decimal -> float as Spark casts DECIMAL to DOUBLE (0.7 stays 0.7)
+        try:
+            vals.add(float(v))
+        except (TypeError, ValueError):
+            raise ValueError(f"{fn}: confidence must be a numeric constant, got {_sql_type(arr.type)} {v!r}") from None
+    if len(vals) > 1:
+        raise ValueError(f"{fn}: confidence must be a numeric constant, got values {min(vals)!r} and {max(vals)!r}")
+    c = vals.pop()
+    if not 0 < c < 1:
+        raise ValueError(f"{fn}: confidence must be in (0, 1), got {c!r}")
+    return c
+
+
+def _sketch_args(fn: str, args, kwargs, names: tuple, count: int, fixed: int) -> dict:
+    """Bind an estimate's arguments: ``count`` sketches, then the key (``fixed`` > ``count``), then confidence."""
+    named = _named(fn, kwargs, names)
+    if len(args) > len(names):
+        raise ValueError(f"{fn}: expected at most {len(names)} arguments, got {len(args)}")
+    bound = _with_positional(fn, named, list(args), names)
+    for n in names[:count]:
+        if n not in bound:
+            raise ValueError(f"{fn}: parameter {n} (sketch bytes) is missing")
+        _require_binary(fn, n, bound[n])
+    if fixed > count and "key" not in bound:
+        raise ValueError(f"{fn}: parameter key is missing: {fn}(a, key [, confidence])")
+    return bound
+
+
+def estimate_call(fn: str, args, kwargs, default_confidence: float = 0.95):
+    """One Arrow batch of ``skim_join_size[_bounds]``, ``skim_self_join_size[_bounds]`` or ``skim_frequency``
+    called with ``args``/``kwargs`` as SQL passed them -> the result ``pa.Array``."""
+    import pyarrow as pa
+
+    two = fn.startswith("skim_join_size")
+    freq = fn == "skim_frequency"
+    names = ("a", "b", "confidence") if two else ("a", "key", "confidence") if freq else ("a", "confidence")
+    bound = _sketch_args(fn, args, kwargs, names, 2 if two else 1, 2 if (two or freq) else 1)
+    c = _confidence_arg(fn, bound.get("confidence"), default_confidence)
+    bounds = fn.endswith("_bounds")
+    rtype = arrow_type(ESTIMATE) if bounds else pa.float64()
+    if two:
+        return pa.array(join_impl(bound["a"].to_pylist(), bound["b"].to_pylist(), bounds, c), rtype)
+    if not freq:
+        return pa.array(self_join_impl(bound["a"].to_pylist(), bounds, c), rtype)
+    key = bound["key"]
+    t = key.type
+    if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_string(t) or pa.types.is_binary(t)
+            or pa.types.is_large_string(t) or pa.types.is_large_binary(t) or pa.types.is_null(t)):
+        raise ss.KeyTypeError(f"{fn}: key has type {_sql_type(t)}; supported key types are {KEY_TYPES}")
+    return pa.array(frequency_impl(bound["a"].to_pylist(), key.to_pylist(), c), rtype)
+
+
+def union_call(args, kwargs):
+    """One Arrow batch of ``skim_union(a, b)``."""
+    import pyarrow as pa
+
+    fn = "skim_union"
+    named = _named(fn, kwargs, ("a", "b"))
+    if len(args) > 2:
+        raise ValueError(f"{fn}: expected two arguments (a, b), got {len(args)}")
+    bound = _sketch_args(fn, args, named, ("a", "b"), 2, 2)
+    return pa.array(union_impl(bound["a"].to_pylist(), bound["b"].to_pylist()), pa.binary())
+
+
+def info_call(args, kwargs):
+    """One Arrow batch of ``skim_sketch_info(a)``."""
+    import pyarrow as pa
+
+    fn = "skim_sketch_info"
+    named = _named(fn, kwargs, ("a",))
+    if len(args) > 1:
+        raise ValueError(f"{fn}: expected one argument (a), got {len(args)}")
+    bound = _sketch_args(fn, args, named, ("a",), 1, 1)
+    return pa.array(info_impl(bound["a"].to_pylist()), arrow_type(INFO))
+
+
+def union_agg_call(args, kwargs) -> bytes | None:
+    """``skim_union_agg(sketch)`` over one group's column."""
+    fn = "skim_union_agg"
+    named = _named(fn, kwargs, ("sketch",))
+    cols = list(args) + list(named.values())
+    if len(cols) != 1:
+        raise ValueError(f"{fn}: expected one argument (sketch), got {len(cols)}")
+    _require_binary(fn, "sketch", cols[0])
+    m = merge_blobs(cols[0].to_pylist(), fn)
+    return None if m is None else m.to_bytes()
+
+
+def _int_param(fn: str, name: str, arr) -> int:
+    """An integer constant parameter of a builder (constant within the group), checked as the native ones."""
+    import pyarrow as pa
+
+    try:
+        v = _constant(arr, name, fn)
+    except ValueError as e:
+        raise ValueError(f"{e} (a column here is a weight? Python builders take it by name: "
+                         f"{fn}(key, weight => column, ...), docs/spark.md)") from None
+    t = arr.type
+    if name == "seed" and pa.types.is_decimal(t):
+        from decimal import Decimal
+
+        d = Decimal(v)
+        if d != d.to_integral_value() or d < 0 or d >= 2 ** 64:
+            raise ValueError(f"{fn}: seed must be an integer in [0, 2**64), got {d}")
+        return int(d)
+    if not pa.types.is_integer(t):
+        raise ValueError(f"{fn}: parameter {name} must be an integer constant, got {v!r}")
+    if name == "seed" and v < 0:
+        raise ValueError(f"{fn}: seed must be >= 0, got {v}")
+    return int(v)
+
+
+def _is_weight_type(t) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_floating(t) or pa.types.is_decimal(t)
+
+
+def _sketch_agg_spec(fn: str, hash_kind: bool, args, kwargs):
+    """Bind a builder's arguments -> (key, weight or None, the empty sketch to fill).
+
+    The native rule reads a positional argument after ``key`` that is not a constant as the weight;
+    a Python aggregate sees values, not expressions, so here the first argument after ``key`` is the
+    weight when its type is float, double or decimal (the constant parameters are integers), when
+    the constant parameters are all accounted for without it (four arguments after ``key``; or the
+    parameter it would be is also named), or when it is named (``weight => col``).
+    """
+    names = ("key", "weight", "width", "depth", "seed") if hash_kind else ("key", "weight", "nbytes", "seed", "width",
+                                                                           "depth")
+    named = _named(fn, kwargs, names)
+    pos = list(args)
+    key = named.pop("key", None)
+    if key is None:
+        if not pos:
+            raise ValueError(f"{fn}: needs a key column: {fn}(key [, weight], ...)")
+        key = pos.pop(0)
+    weight = named.pop("weight", None)
+    if weight is None and pos:
+        first = "width" if hash_kind or len(pos) == 3 or "depth" in named else "nbytes"
+        if _is_weight_type(pos[0].type) or len(pos) >= 4 or first in named:
+            weight = pos.pop(0)
+    _check_key_array(fn, key)
+    if weight is not None:
+        import pyarrow as pa
+
+        wt = weight.type
+        if not (pa.types.is_integer(wt) or _is_weight_type(wt) or pa.types.is_null(wt)):
+            raise TypeError(f"{fn}: weight has type {_sql_type(wt)}; supported weight types are {WEIGHT_TYPES} "
+                            "(cast it, e.g. CAST(weight AS DOUBLE))")
+    dtype = _weight_dtype(weight) if weight is not None else "int64"
+    n = len(pos)
+    if hash_kind:
+        sig = "(key [, weight], width, depth [, seed])"
+        if n > 3:
+            raise ValueError(f"{fn}: expected {sig}, got {n} constant parameters")
+        c = _with_positional(fn, named, pos, ("width", "depth", "seed"))
+        width, depth = (_required(fn, c, p, sig) for p in ("width", "depth"))
+        seed = _int_param(fn, "seed", c["seed"]) if "seed" in c else 0
+        _min_width(fn, width)
+        return key, weight, _made(fn, lambda: ss.HashSketch(width=width, depth=depth, seed=seed, dtype=dtype))
+    if n == 3 or "width" in named or "depth" in named:
+        if n not in (0, 3):
+            raise ValueError(f"{fn}: expected (key [, weight] [, nbytes [, seed] | width, depth, seed]), got {n} "
+                             "positional constants with named width/depth")
+        c = _with_positional(fn, named, pos, ("width", "depth", "seed"))
+        if "nbytes" in c:
+            raise ValueError(f"{fn}: give nbytes or (width, depth), not both")
+        sig = "(key [, weight], width, depth, seed)"
+        width, depth = (_required(fn, c, p, sig) for p in ("width", "depth"))
+        seed = _int_param(fn, "seed", c["seed"]) if "seed" in c else 0
+        _min_width(fn, width)
+        return key, weight, _made(fn, lambda: ss.SkimmedSketch(width=width, depth=depth, seed=seed, dtype=dtype))
+    if n > 2:
+        raise ValueError(f"{fn}: expected (key [, weight] [, nbytes [, seed] | width, depth, seed]), got {n} "
+                         "constant parameters")
+    c = _with_positional(fn, named, pos, ("nbytes", "seed"))
+    nbytes = _int_param(fn, "nbytes", c["nbytes"]) if "nbytes" in c else DEFAULT_NBYTES
+    seed = _int_param(fn, "seed", c["seed"]) if "seed" in c else 0
+    if nbytes < MIN_NBYTES:
+        raise ValueError(f"{fn}: nbytes must be at least {MIN_NBYTES} (smaller sketches' errors swamp their estimates), "
+                         f"got {nbytes}")
+    return key, weight, _made(fn, lambda: ss.SkimmedSketch.for_bytes(nbytes, seed=seed, dtype=dtype))
+
+
+def _required(fn: str, c: dict, name: str, sig: str) -> int:
+    if name not in c:
+        raise ValueError(f"{fn}: parameter {name} is missing: {fn}{sig}")
+    return _int_param(fn, name, c[name])
+
+
+def _min_width(fn: str, width: int) -> None:
+    if width < MIN_WIDTH:
+        raise ValueError(f"{fn}: width must be at least {MIN_WIDTH} (narrower tables' errors swamp their estimates), "
+                         f"got {width}")
+
+
+def _made(fn: str, make):
+    try:
+        return make()
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{fn}: {e}") from None
+
+
+def sketch_agg_call(fn: str, hash_kind: bool, args, kwargs) -> bytes:
+    """``skim_sketch_agg`` / ``skim_hash_sketch_agg`` over one group's columns (the native argument lists)."""
+    key, weight, sk = _sketch_agg_spec(fn, hash_kind, args, kwargs)
+    acc = PartialAccumulator(sk.to_bytes())
+    acc.add(key, weight)
+    out = acc.results()
+    return out[0][1] if out else sk.to_bytes()
+
+
 # -- Spark wrappers --------------------------------------------------------------
 
 @cache
@@ -264,6 +539,8 @@ def skim_merge_udf():
 
 
 def _builders():
+    """The builders: the family's two (the native argument lists; whole-group aggregates, as PySpark passes
+    named arguments only to those) and the earlier names' (fixed arities; they stream the group in batches)."""
     from pyspark.sql.functions import arrow_udf
 
     @arrow_udf("binary")
@@ -279,49 +556,54 @@ def _builders():
         return build_from_batches("skim_skimmed_sketch", "skimmed", it, False, 4)
 
     @arrow_udf("binary")
-    def skim_sketch_agg(it: Iterator[pa.Array]) -> bytes:
-        return build_from_batches("skim_sketch_agg", "default", ((a,) for a in it), False, 0)
+    def skim_sketch_agg(*args: pa.Array, **kwargs: pa.Array) -> bytes:
+        return sketch_agg_call("skim_sketch_agg", False, args, kwargs)
 
     @arrow_udf("binary")
-    def skim_hash_sketch_agg(it: Iterator[tuple[pa.Array, pa.Array, pa.Array, pa.Array]]) -> bytes:
-        return build_from_batches("skim_hash_sketch_agg", "hash", it, False, 3)
+    def skim_hash_sketch_agg(*args: pa.Array, **kwargs: pa.Array) -> bytes:
+        return sketch_agg_call("skim_hash_sketch_agg", True, args, kwargs)
+
+    @arrow_udf("binary")
+    def skim_union_agg(*args: pa.Array, **kwargs: pa.Array) -> bytes:
+        return union_agg_call(args, kwargs)
 
     return {"skim_sketch": skim_sketch, "skim_sketch_weighted": skim_sketch_weighted,
             "skim_skimmed_sketch": skim_skimmed_sketch, "skim_sketch_agg": skim_sketch_agg,
-            "skim_hash_sketch_agg": skim_hash_sketch_agg}
+            "skim_hash_sketch_agg": skim_hash_sketch_agg, "skim_union_agg": skim_union_agg}
 
 
 def _scalars(confidence: float):
-    import pyarrow as pa
+    """The scalar functions, with the native argument lists (positional or named; optional confidence,
+    ``confidence`` by default)."""
     from pyspark.sql.functions import arrow_udf
 
     @arrow_udf("double")
-    def skim_join_size(a: pa.Array, b: pa.Array) -> pa.Array:
-        return pa.array(join_impl(a.to_pylist(), b.to_pylist(), False, confidence), pa.float64())
+    def skim_join_size(*args: pa.Array, **kwargs: pa.Array) -> pa.Array:
+        return estimate_call("skim_join_size", args, kwargs, confidence)
 
     @arrow_udf(ESTIMATE_TYPE)
-    def skim_join_size_bounds(a: pa.Array, b: pa.Array) -> pa.Array:
-        return pa.array(join_impl(a.to_pylist(), b.to_pylist(), True, confidence), arrow_type(ESTIMATE))
+    def skim_join_size_bounds(*args: pa.Array, **kwargs: pa.Array) -> pa.Array:
+        return estimate_call("skim_join_size_bounds", args, kwargs, confidence)
 
     @arrow_udf("double")
-    def skim_self_join_size(a: pa.Array) -> pa.Array:
-        return pa.array(self_join_impl(a.to_pylist(), False, confidence), pa.float64())
+    def skim_self_join_size(*args: pa.Array, **kwargs: pa.Array) -> pa.Array:
+        return estimate_call("skim_self_join_size", args, kwargs, confidence)
 
     @arrow_udf(ESTIMATE_TYPE)
-    def skim_self_join_size_bounds(a: pa.Array) -> pa.Array:
-        return pa.array(self_join_impl(a.to_pylist(), True, confidence), arrow_type(ESTIMATE))
+    def skim_self_join_size_bounds(*args: pa.Array, **kwargs: pa.Array) -> pa.Array:
+        return estimate_call("skim_self_join_size_bounds", args, kwargs, confidence)
 
     @arrow_udf("double")
-    def skim_frequency(a: pa.Array, key: pa.Array) -> pa.Array:
-        return pa.array(frequency_impl(a.to_pylist(), key.to_pylist(), confidence), pa.float64())
+    def skim_frequency(*args: pa.Array, **kwargs: pa.Array) -> pa.Array:
+        return estimate_call("skim_frequency", args, kwargs, confidence)
 
     @arrow_udf(INFO_TYPE)
-    def skim_sketch_info(a: pa.Array) -> pa.Array:
-        return pa.array(info_impl(a.to_pylist()), arrow_type(INFO))
+    def skim_sketch_info(*args: pa.Array, **kwargs: pa.Array) -> pa.Array:
+        return info_call(args, kwargs)
 
     @arrow_udf("binary")
-    def skim_union(a: pa.Array, b: pa.Array) -> pa.Array:
-        return pa.array(union_impl(a.to_pylist(), b.to_pylist()), pa.binary())
+    def skim_union(*args: pa.Array, **kwargs: pa.Array) -> pa.Array:
+        return union_call(args, kwargs)
 
     return {f.__name__: f for f in (skim_join_size, skim_join_size_bounds, skim_self_join_size,
                                     skim_self_join_size_bounds, skim_frequency, skim_sketch_info, skim_union)}
@@ -410,12 +692,151 @@ def _exclude_rule(spark, rule: str) -> None:
         spark.conf.set(key, ",".join(rules + [rule]))
 
 
+#: What DESCRIBE FUNCTION shows for the Python functions (the native ones carry SkimFunctions.java's):
+#: name -> (group, usage, arguments, examples). :func:`describe` prints it too.
+USAGE = {
+    "skim_sketch_agg": (
+        "agg_funcs",
+        "skim_sketch_agg(key [, weight] [, nbytes [, seed]]) - the library's default sketch of key, "
+        "SkimmedSketch.for_bytes(nbytes, seed) (nbytes 16384 and seed 0 by default; nbytes >= 1024), as BINARY; "
+        "skim_sketch_agg(key [, weight], width, depth, seed) - SkimmedSketch(width, depth, seed). Python "
+        "implementation: an integer weight column goes by name (weight => col) unless four constants follow it",
+        "key: the join key (integer types, float/double holding integers, string, binary); weight: an optional "
+        "numeric column (SUM sketches); nbytes, seed, width, depth: integer constants, positional or named",
+        ("SELECT day, skim_sketch_agg(user_id) AS sk, count(*) FROM events GROUP BY day",
+         "SELECT skim_sketch_agg(user_id, weight => amount, nbytes => 32768, seed => 7) FROM events")),
+    "skim_hash_sketch_agg": (
+        "agg_funcs",
+        "skim_hash_sketch_agg(key [, weight], width, depth [, seed]) - a hash (Fast-AGMS) sketch of key, "
+        "HashSketch(width, depth, seed) (width >= 16), as BINARY. Python implementation: an integer weight column "
+        "goes by name (weight => col) unless width, depth and seed follow it",
+        "key, weight: as skim_sketch_agg; width, depth, seed: integer constants, positional or named",
+        ("SELECT skim_hash_sketch_agg(user_id, 2048, 5) FROM events",
+         "SELECT skim_hash_sketch_agg(user_id, width => 2048, depth => 5, seed => 1) FROM events")),
+    "skim_union_agg": (
+        "agg_funcs", "skim_union_agg(sketch) - the merge of the sketches (NULLs skipped; NULL when there is none)",
+        "sketch: BINARY sketch bytes of one kind, shape and seed",
+        ("SELECT skim_union_agg(sk) FROM daily WHERE day BETWEEN '2026-11-01' AND '2026-11-07'",)),
+    "skim_union": (
+        "misc_funcs", "skim_union(a, b) - the merge of two sketches (NULL if either is NULL)",
+        "a, b: BINARY sketch bytes", ("SELECT skim_union(a.sk, b.sk) FROM a, b",)),
+    "skim_join_size": (
+        "misc_funcs", "skim_join_size(a, b [, confidence]) - the estimated size of the equi-join of the sketched "
+        "columns (SUM of weights with weighted sketches), as DOUBLE",
+        "a, b: BINARY sketches of one kind, shape and seed; confidence: a constant in (0, 1), 0.95 by default",
+        ("SELECT skim_join_size(o.sk, v.sk) FROM o CROSS JOIN v",)),
+    "skim_join_size_bounds": (
+        "misc_funcs", "skim_join_size_bounds(a, b [, confidence]) - the join-size estimate with its interval, "
+        "STRUCT<value, low, high, confidence, method>",
+        "a, b: BINARY sketches of one kind, shape and seed; confidence: a constant in (0, 1), 0.95 by default",
+        ("SELECT skim_join_size_bounds(o.sk, v.sk, confidence => 0.99).low FROM o CROSS JOIN v",)),
+    "skim_self_join_size": (
+        "misc_funcs", "skim_self_join_size(a [, confidence]) - the estimated self-join size (sum of squared "
+        "frequencies), as DOUBLE", "a: BINARY sketch bytes; confidence: a constant in (0, 1), 0.95 by default",
+        ("SELECT skim_self_join_size(sk) FROM daily",)),
+    "skim_self_join_size_bounds": (
+        "misc_funcs", "skim_self_join_size_bounds(a [, confidence]) - the self-join size with its interval, "
+        "STRUCT<value, low, high, confidence, method>",
+        "a: BINARY sketch bytes; confidence: a constant in (0, 1), 0.95 by default",
+        ("SELECT skim_self_join_size_bounds(sk) FROM daily",)),
+    "skim_frequency": (
+        "misc_funcs", "skim_frequency(a, key [, confidence]) - the estimated frequency (summed weight) of key in the "
+        "sketch, as DOUBLE", "a: BINARY sketch bytes; key: a key of the sketch's type (integer or string/binary); "
+        "confidence: a constant in (0, 1), 0.95 by default", ("SELECT skim_frequency(sk, 42) FROM daily",)),
+    "skim_sketch_info": (
+        "misc_funcs", "skim_sketch_info(a) - the sketch's description, STRUCT<kind, width, depth, seed, "
+        "total_weight, null_weight, nbytes>", "a: BINARY sketch bytes",
+        ("SELECT skim_sketch_info(sk).total_weight FROM daily",)),
+    "skim_sketch": (
+        "agg_funcs", "skim_sketch(key, width, depth, seed) - HashSketch(width, depth, seed) of key, as BINARY "
+        "(= skim_hash_sketch_agg(key, width, depth, seed))",
+        "key: the join key; width, depth, seed: integer constants, all four positional",
+        ("SELECT skim_sketch(user_id, 2048, 5, 1) FROM events",)),
+    "skim_sketch_weighted": (
+        "agg_funcs", "skim_sketch_weighted(key, weight, width, depth, seed) - HashSketch(width, depth, seed) of key "
+        "with a weight per row (SUM sketch), as BINARY",
+        "key: the join key; weight: a numeric column; width, depth, seed: integer constants, all positional",
+        ("SELECT skim_sketch_weighted(user_id, amount, 2048, 5, 1) FROM orders",)),
+    "skim_skimmed_sketch": (
+        "agg_funcs", "skim_skimmed_sketch(key, width, depth, seed, domain) - SkimmedSketch(width, depth, seed, "
+        "domain) of key, keys in [0, domain) (domain NULL: unbounded integer/string keys), as BINARY",
+        "key: the join key; width, depth, seed: integer constants; domain: an integer constant or NULL",
+        ("SELECT skim_skimmed_sketch(user_id, 1024, 5, 1, 1000000) FROM events",)),
+    "skim_merge": (
+        "agg_funcs", "skim_merge(sketch) - the merge of the sketches (NULLs skipped; = skim_union_agg(sketch))",
+        "sketch: BINARY sketch bytes of one kind, shape and seed",
+        ("SELECT day, skim_merge(sketch) FROM partials GROUP BY day",)),
+    "skim_sketch_partials": (
+        "table_funcs", "skim_sketch_partials(TABLE(SELECT k AS key [, w AS weight] [, g AS grp] FROM t), width, "
+        "depth, seed [, domain]) - rows (grp STRING, sketch BINARY): one partial HashSketch (SkimmedSketch with a "
+        "domain) per input partition and grp value, built without a shuffle; merge them with skim_merge",
+        "TABLE(...): columns key, optional weight and grp; width, depth, seed: integer constants; domain: an "
+        "integer constant or NULL (skimmed partials)",
+        ("SELECT grp, skim_merge(sketch) FROM skim_sketch_partials(TABLE(SELECT user_id AS key, day AS grp FROM "
+         "events), 2048, 5, 1) GROUP BY grp",)),
+}
+
+
+def _info_parts(name: str) -> tuple[str, str, str, str]:
+    """(group, usage line, arguments block, examples block) of ``name`` in the ExpressionInfo layout."""
+    try:
+        group, usage, arguments, examples = USAGE[name]
+    except KeyError:
+        raise ValueError(f"unknown skim function {name!r}; known: {', '.join(USAGE)}") from None
+    args = f"\n    Arguments:\n      * {arguments}\n  "
+    ex = "\n    Examples:\n" + "".join(f"      > {e};\n" for e in examples) + "  "
+    return group, f"{usage}. Example: {examples[0]}", args, ex
+
+
+def describe(name: str) -> str:
+    """What ``DESCRIBE FUNCTION EXTENDED name`` shows for a ``skim_*`` function (the Python functions' text;
+    the native ones say the same): for sessions that cannot show it (Spark Connect clients)."""
+    _, usage, args, ex = _info_parts(name)
+    return f"Function: {name}\nUsage: {usage}\nExtended Usage:{args}{ex}"
+
+
+def _document(spark, python_names, native_names) -> list:
+    """Give the session's temporary ``skim_*`` functions their DESCRIBE FUNCTION text -> the names done.
+
+    ``spark.udf.register`` (and ``createOrReplaceTempFunction``, which the jar's ``register`` uses) record
+    no usage; the function registry's entry is replaced by one with the same builder and an
+    ExpressionInfo holding usage, arguments and examples: for Python functions :data:`USAGE`, for native
+    ones the jar's (``SkimFunctions.all()``). Classic sessions only (a Connect client has no JVM handle).
+    """
+    jss = getattr(spark, "_jsparkSession", None)
+    if jss is None:
+        return []
+    jvm = spark._jvm
+    infos = {}
+    if native_names:
+        for t in jvm.io.skimsketch.spark.SkimFunctions.all():
+            infos[t._1().funcName()] = t._2()
+    make = jvm.org.apache.spark.sql.catalyst.expressions.ExpressionInfo
+    for name in python_names:
+        group, usage, args, ex = _info_parts(name)
+        source = "python_udtf" if group == "table_funcs" else "python_udf"
+        infos[name] = make(f"spark_udaf.sql.{name}", None, name, usage, args, ex, "", group, "", "", source)
+    done = []
+    state = jss.sessionState()
+    for registry in (state.functionRegistry(), state.tableFunctionRegistry()):
+        ids = registry.listFunction().iterator()
+        while ids.hasNext():
+            fid = ids.next()
+            name = fid.funcName()
+            if name not in infos or (fid.database().isDefined() and fid.database().get() == "builtin"):
+                continue
+            entry = registry.lookupFunctionEntry(fid)
+            if entry.isDefined():
+                registry.registerFunction(fid, infos[name], entry.get()._2())
+                done.append(name)
+    return done
+
+
 def python_functions(confidence: float = 0.95) -> dict:
     """{name: the Python implementation} of :data:`FUNCTIONS` and the aliases (not the table function),
     as :func:`register` registers them where the JVM has no jar."""
     fns = dict(_builders())
     fns["skim_merge"] = skim_merge_udf()
-    fns["skim_union_agg"] = skim_merge_udf()
     fns.update(_scalars(confidence))
     return fns
 
@@ -428,8 +849,11 @@ def register(spark, confidence: float = 0.95, exclude_merge_subplans: bool = Tru
     functions keep the names of :data:`FUNCTIONS` for building and merging; the
     estimate functions are the Python ones (``estimates="python"``, every sketch
     kind, at ``confidence``) or stay the JVM's (``estimates="native"``: no Python
-    in the plan; the confidence is a third argument there, 0.95 by default). Without
-    the jar every name is a Python function. :data:`ALIASES` are registered too.
+    in the plan). Either way the estimates take an optional ``confidence`` argument
+    (``confidence`` here is the Python ones' default; the JVM's is 0.95). Without
+    the jar every name is a Python function, with the native argument lists.
+    :data:`ALIASES` are registered too. In a classic session every registered
+    function then shows its usage and examples in ``DESCRIBE FUNCTION`` (:func:`_document`).
     With ``exclude_merge_subplans`` (default) the session's
     ``spark.sql.optimizer.excludedRules`` gains :data:`MERGE_SUBPLANS_RULE`,
     working around a Spark planner crash on queries that combine several
@@ -453,4 +877,5 @@ def register(spark, confidence: float = 0.95, exclude_merge_subplans: bool = Tru
     for name in python_names:
         spark.udf.register(name, fns[name])
     spark.udtf.register("skim_sketch_partials", _partials_udtf())
+    _document(spark, python_names + ["skim_sketch_partials"], native_names)
     return tuple(dict.fromkeys(FUNCTIONS + ALIASES + native_names))

@@ -87,3 +87,38 @@ def test_resolve_column_as_spark_does(spark, events):
             resolve_column(df, "K")  # Spark's own error for an unknown name
     finally:
         spark.conf.set("spark.sql.caseSensitive", "false")
+
+
+def test_helpers_answer_alike_with_the_python_functions(native_sql, events):
+    """The helpers pass optional parameters by name: the Python fallbacks (a session without the jar) read
+    them as the native functions do, weight included."""
+    import spark_udaf
+    from spark_udaf import native
+    from spark_udaf.sql import python_functions
+
+    df, _ = events
+    names = ("skim_sketch_agg", "skim_hash_sketch_agg", "skim_union_agg", "skim_join_size_bounds", "skim_frequency")
+
+    def run():
+        s = df.groupBy("day").agg(SF.skim_sketch_agg("k", "w", nbytes=4096, seed=3).alias("dw"),
+                                  SF.skim_sketch_agg("k", seed=2).alias("d"),
+                                  SF.skim_hash_sketch_agg("k", 64, 5, seed=1, weight=F.col("w")).alias("h"))
+        m = s.agg(SF.skim_union_agg("h").alias("h"), SF.skim_union_agg("dw").alias("dw"))
+        r = m.select("h", "dw", SF.skim_join_size_bounds("h", "h", confidence=0.8).alias("e"),
+                     SF.skim_frequency("dw", 37, confidence=0.7).alias("f")).collect()[0]
+        return bytes(r.h), bytes(r.dw), tuple(r.e), r.f, sorted(bytes(x.d) for x in s.collect())
+
+    nat = run()
+    fns = python_functions()
+    native.drop_injected(native_sql, names)
+    for n in names:
+        native_sql.udf.register(n, fns[n])
+    try:
+        assert "ArrowAggregatePython" in df.agg(SF.skim_sketch_agg("k", "w")).\
+            _jdf.queryExecution().executedPlan().toString()
+        py = run()
+    finally:
+        spark_udaf.register(native_sql)
+        native.register(native_sql)
+    assert py == nat
+    assert nat[2][3] == 0.8 and ss.from_bytes(nat[1]).seed == 3
