@@ -18,9 +18,9 @@ One family of names, the same as the native (JVM) functions of the jar
 When the session's JVM has the jar, the builders and unions are the native
 ones (map-side partial aggregation); the Python implementations here are
 registered under those names only when it has not. The estimates are the
-Python functions below by default (they answer every sketch kind; the JVM
-does not have the skimmed estimator yet), or the native ones with
-``register(spark, estimates="native")``. The Python functions bind their
+native ones too (every sketch kind, the core's answers: golden vectors), unless
+``register(spark, estimates="python")`` or another default ``confidence``
+asks for the Python functions below. The Python functions bind their
 arguments as the native ones do and raise the same messages; the one
 difference: a positional *integer* weight of the Python builders must go by
 name (``weight => col``), as a Python aggregate sees values, not whether an
@@ -77,9 +77,10 @@ MIN_NBYTES = 1024
 MIN_WIDTH = 16
 #: skim_sketch_agg's byte budget when none is given (SkimFunctions.DEFAULT_NBYTES).
 DEFAULT_NBYTES = 16384
-#: Where the estimate functions run: "python" (every sketch kind) or "native" (the JVM; hash, AGMS and
-#: exact-mode sketches -- a counter-mode skimmed sketch raises until its estimator is ported).
-ESTIMATES = ("python", "native")
+#: Where the estimate functions run: "native" (the JVM: every sketch kind, answers identical to the
+#: core's, no Python in the plan), "python" (Python UDFs), or "auto" (native when the session's JVM
+#: has the jar and the default confidence is the JVM's 0.95, else Python).
+ESTIMATES = ("auto", "python", "native")
 
 ESTIMATE_TYPE = ddl(ESTIMATE)  # declared in spark_udaf.schemas
 INFO_TYPE = ddl(INFO)
@@ -842,14 +843,15 @@ def python_functions(confidence: float = 0.95) -> dict:
 
 
 def register(spark, confidence: float = 0.95, exclude_merge_subplans: bool = True,
-             estimates: str = "python") -> tuple:
+             estimates: str = "auto") -> tuple:
     """Register the ``skim_*`` SQL functions in ``spark`` (see the module doc) -> their names.
 
     When the session's JVM has the native jar (:func:`spark_udaf.configure`), its
     functions keep the names of :data:`FUNCTIONS` for building and merging; the
-    estimate functions are the Python ones (``estimates="python"``, every sketch
-    kind, at ``confidence``) or stay the JVM's (``estimates="native"``: no Python
-    in the plan). Either way the estimates take an optional ``confidence`` argument
+    estimate functions stay the JVM's (``estimates="native"``, and ``"auto"``, the
+    default, when ``confidence`` is 0.95: no Python in the plan, every sketch kind)
+    or are the Python ones (``estimates="python"``, or ``"auto"`` with another
+    ``confidence``). Either way the estimates take an optional ``confidence`` argument
     (``confidence`` here is the Python ones' default; the JVM's is 0.95). Without
     the jar every name is a Python function, with the native argument lists.
     :data:`ALIASES` are registered too. In a classic session every registered
@@ -868,6 +870,8 @@ def register(spark, confidence: float = 0.95, exclude_merge_subplans: bool = Tru
     if exclude_merge_subplans:
         _exclude_rule(spark, MERGE_SUBPLANS_RULE)
     native_names = native.register(spark)
+    if estimates == "auto":
+        estimates = "native" if native_names and confidence == 0.95 else "python"
     fns = python_functions(confidence)
     keep = set(native_names) & (set(_NATIVE_BUILDS) | (set(_ESTIMATE_NAMES) if estimates == "native" else set()))
     if estimates == "native" and not native_names:
