@@ -118,9 +118,10 @@ def test_a_sliding_window_keeps_the_flag_of_its_panes():
     assert w.sketch_at().nonnegative and w.sketch_at().to_bytes() == fresh.to_bytes()  # expired panes subtracted
     w.update([100], [8], weights=[-1])
     assert not w.sketch_at().nonnegative
+    assert not WindowedSketch.from_bytes(w.to_bytes()).sketch_at().nonnegative  # the streaming state's bytes
     for t in range(9, 12):  # the pane with the delete leaves the window
         w.update([t], [t])
-    assert w.sketch_at().nonnegative
+    assert w.sketch_at().nonnegative and WindowedSketch.from_bytes(w.to_bytes()).sketch_at().nonnegative
 
 
 # -- bytes: versions, readers, refusals ------------------------------------------------------------------
