@@ -75,10 +75,12 @@ def _signs(sk):
 
 
 def _set_signs(sk, known) -> None:
-    """Set what ``sk`` knows of its signs: the window's running total is kept by subtracting expired panes,
-    which would forget it, although the window's data are exactly its panes' (None: a kind without the rule)."""
-    if known is not None and isinstance(sk, Sketch):
-        sk._nonnegative = bool(known)
+    """Give back to ``sk`` the knowledge that its frequencies are >= 0 when ``known``: the window's running
+    total is kept by subtracting expired panes (and a failed commit undone by subtracting), which forgets
+    it, although the total's data are exactly its panes'. A subtract never makes it known, so only
+    known=True needs telling (None: a kind without the rule)."""
+    if known and isinstance(sk, Sketch):
+        sk.note_nonnegative()
 
 
 @dataclass

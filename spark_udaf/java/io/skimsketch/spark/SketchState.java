@@ -946,8 +946,8 @@ public final class SketchState implements Externalizable {
         int lg = blob[69];
         int hd = blob[70];
         int vlg = blob[71];
-        if ((vlg != 0 && version < 3) || (vlg == 0 && version == 3) || (vlg != 0 && (vlg < Spec.MIN_VIRTUAL_LG || vlg > Spec.MAX_VIRTUAL_LG
-                || lg != 0 || hd != 0))) {
+        if ((vlg != 0 && version < 3) || (vlg == 0 && version == 3)
+                || (vlg != 0 && (vlg < Spec.MIN_VIRTUAL_LG || vlg > Spec.MAX_VIRTUAL_LG || lg != 0 || hd != 0))) {
             throw corrupt("format version " + version + " with an exact-mode virtual domain lg of " + vlg
                     + " (version 3 only, and version 2 never, for the virtual layout)");
         }
