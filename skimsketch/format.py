@@ -8,7 +8,7 @@ All fields little-endian::
     4      2    format version (4; 1, 2 and 3 (only the virtual layout) are still read)
     6      1    sketch kind (1 AGMS, 2 hash, 3 skimmed, 4 pair; skimsketch.kinds maps it to a class)
     7      1    flags: bit0 empty, bit1 has domain, bit2 float counters, bit3 exact mode (version 2 on),
-                bit4 non-negative: every weight ever added was >= 0 (version 4 on; Sketch.nonnegative)
+                bit4 the sign flag: frequencies known to be >= 0 (version 4 on; Sketch.nonnegative)
     8      4    width (u32; counters per table: a pair sketch's width_a * width_b)
     12     4    depth (u32)
     16     8    seed (u64; a pair sketch's seed_a)
@@ -100,9 +100,11 @@ reader reads it. Its extension (8 bytes)::
 ``VIRT`` block in version-1 or -2 bytes, and version-3 bytes without it.
 
 Version 4 is version 2 (or, for the virtual layout, 3) plus flag bit 4, the sign flag
-(``docs/format.md``, "Version 4: the sign flag"): set exactly when every weight ever
-added to the sketch was >= 0 (:attr:`skimsketch.Sketch.nonnegative`); bit 4 is reserved
-(rejected) in versions 1 to 3. ``decode`` returns it as ``Header.nonnegative``.
+(``docs/format.md``, "Version 4: the sign flag"): set exactly when the sketch knows its
+frequencies are >= 0 (:attr:`skimsketch.Sketch.nonnegative`: no weight of a non-null key
+was ever negative, no non-empty sketch was subtracted); bit 4 is reserved (rejected) in
+versions 1 to 3, whose bytes are read with their old meaning. ``decode`` returns it as
+``Header.nonnegative``.
 
 Exact mode (flag bit 3): no counters; the extension holds the exact entries
 (:mod:`skimsketch.exact_mode`), any kind, offsets relative to the extension::
