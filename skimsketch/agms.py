@@ -81,6 +81,7 @@ class AGMSSketch(Sketch):
         out._state = LinearState.of({"counters": self._counters[:depth, :width].copy()}, self._total, self._null,
                                     self.float_counters)
         out._key_domain = self._key_domain
+        out._nonnegative = self._nonnegative
         return out
 
     # -- per-table estimates (queries live in Sketch) ----------------------

@@ -234,9 +234,10 @@ class Sketch(Serialisable):
         The rule: a new sketch knows it; an ``update`` keeps it when none of its weights of
         non-null keys is negative (no deletes); ``merge`` keeps it when both sketches know it;
         ``subtract`` of a non-empty sketch loses it (a difference may be negative), as does any
-        negative weight, even one a later insert cancels. Read from bytes, an exact-mode sketch
-        knows it when all its entries are >= 0; a counter-mode sketch does not (the format does not
-        record it). When both sketches of a join know it, the join estimate's interval (and value)
+        negative weight, even one a later insert cancels. The bytes record it (format version 4, the
+        sign flag), so a sketch read back knows what it knew when written; bytes of versions 1 to 3
+        did not record it: read from them, an exact-mode sketch knows it when all its entries are
+        >= 0, a counter-mode sketch only when it is empty. When both sketches of a join know it, the join estimate's interval (and value)
         are clipped at 0 (:meth:`skimsketch.estimate.Estimate.at_least`); a frequency likewise; a
         self-join size (a sum of squares) is always clipped."""
         return self._nonnegative
@@ -274,6 +275,7 @@ class Sketch(Serialisable):
             and other._state == self._state
             and other._exact == self._exact
             and other._key_domain == self._key_domain
+            and other._nonnegative == self._nonnegative
         )
 
     __hash__ = None  # mutable
@@ -534,10 +536,6 @@ class Sketch(Serialisable):
         """(hierarchy lg, hierarchy depth, virtual lg) the exact-mode bytes record; zeros for none."""
         return 0, 0, 0
 
-    def _format_version(self) -> int:
-        """The format version this sketch's bytes are written in (:mod:`skimsketch.format`)."""
-        return fmt.VERSION
-
     def to_bytes(self) -> bytes:
         """Serialise (format of :mod:`skimsketch.format`); ``ss.from_bytes`` reads it back."""
         exact = self._exact is not None
@@ -545,7 +543,7 @@ class Sketch(Serialisable):
             self.KIND, self._width, self._depth, self._seed, self._domain(), self.float_counters,
             self._kind_param(), self._total, self._null, self.is_empty,
             counter_width=self._exact.narrowest_width() if exact else self._state.narrowest_width(),
-            key_domain=self._key_domain, exact=exact, version=self._format_version(),
+            key_domain=self._key_domain, exact=exact, version=fmt.VERSION, nonnegative=self._nonnegative,
         )
         width = head.counter_width
         if exact:
@@ -585,11 +583,12 @@ class Sketch(Serialisable):
         arrays["counters"] = counters
         sk._state = LinearState.of(arrays, head.total_weight, head.null_weight, head.float_counters)
         sk._key_domain = head.key_domain
-        sk._nonnegative = head.empty  # counters do not tell the frequencies' signs (the format has no such flag)
+        # the sign flag (version 4 on); before it, counters did not tell the frequencies' signs
+        sk._nonnegative = head.nonnegative if head.version >= fmt.SIGN_VERSION else head.empty
         if head.version >= 2 and sk._state.narrowest_width() != head.counter_width:
             raise CorruptSketchError(
                 f"non-canonical counter width: {head.counter_width}-byte counters whose values need "
-                f"{sk._state.narrowest_width()} bytes (version 2 stores the narrowest width)")
+                f"{sk._state.narrowest_width()} bytes (versions 2 on store the narrowest width)")
         return sk
 
     def _load_exact(self, head: fmt.Header, ext: bytes):
@@ -602,7 +601,13 @@ class Sketch(Serialisable):
         self._exact = ExactStore(head.float_counters, keys, weights)
         self._state = LinearState.of({}, head.total_weight, head.null_weight, head.float_counters)
         self._key_domain = head.key_domain
-        self._nonnegative = all(w >= 0 for w in self._exact.items().values())  # the entries are the frequencies
+        signs = all(w >= 0 for w in self._exact.items().values())  # the entries are the frequencies
+        if head.version < fmt.SIGN_VERSION:  # no sign flag: the entries tell
+            self._nonnegative = signs
+        elif head.nonnegative and not signs:
+            raise CorruptSketchError("the sign flag says every weight was >= 0, but an exact-mode entry is negative")
+        else:
+            self._nonnegative = head.nonnegative
         return self
 
     # -- sizing -----------------------------------------------------------

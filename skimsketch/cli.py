@@ -347,6 +347,8 @@ def _info(a) -> int:
         params = ", ".join(f"{k}={v}" for k, v in s.params.items())
         print(f"{path}: {type(s).__name__}({params})")
         print(f"  total weight {s.total_weight}, null weight {s.null_weight}, empty {s.is_empty}")
+        if isinstance(s, Sketch):  # the sign rule (docs/inputs.md): joins of two such sketches are clipped at 0
+            print(f"  frequencies known >= 0: {'yes' if s.nonnegative else 'no'}")
         print(f"  memory {s.nbytes:,} bytes, serialised {len(s.to_bytes()):,} bytes")
     return 0
 

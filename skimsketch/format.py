@@ -1,13 +1,14 @@
-"""The binary format of a sketch, versions 1 to 3 (``encode`` writes 3 for the virtual layout, else 2). Every byte offset lives here;
+"""The binary format of a sketch, versions 1 to 4 (``encode`` writes 4). Every byte offset lives here;
 ``docs/format.md`` explains the rules (canonical bytes, widths, compatibility).
 
 All fields little-endian::
 
     offset size field
     0      4    magic b"SKSK"
-    4      2    format version (3 for a skimmed sketch in the virtual layout, else 2; 1 is still read)
+    4      2    format version (4; 1, 2 and 3 (only the virtual layout) are still read)
     6      1    sketch kind (1 AGMS, 2 hash, 3 skimmed, 4 pair; skimsketch.kinds maps it to a class)
-    7      1    flags: bit0 empty, bit1 has domain, bit2 float counters, bit3 exact mode (version 2)
+    7      1    flags: bit0 empty, bit1 has domain, bit2 float counters, bit3 exact mode (version 2 on),
+                bit4 the sign flag: frequencies known to be >= 0 (version 4 on; Sketch.nonnegative)
     8      4    width (u32; counters per table: a pair sketch's width_a * width_b)
     12     4    depth (u32)
     16     8    seed (u64; a pair sketch's seed_a)
@@ -84,9 +85,10 @@ a range, a range in a sketch flagged empty, and a range with string keys.
 
 A skimmed sketch in the virtual layout (``search="virtual"``, the ``for_bytes``
 default from version 3 on: every key skimmed as a signed id in ``[0, 2**lg)``,
-:mod:`skimsketch.virtual`) is written as version 3, and only it: its counters are
+:mod:`skimsketch.virtual`) was written as version 3, and only it: its counters are
 the hash sketch of the signed virtual ids, so a version-2 reader must not take them
-for a hash sketch of the keys. Its extension (8 bytes)::
+for a hash sketch of the keys. Version 4 (every layout) keeps that: no version-2
+reader reads it. Its extension (8 bytes)::
 
     offset size field
     0      4    magic b"VIRT"
@@ -95,7 +97,14 @@ for a hash sketch of the keys. Its extension (8 bytes)::
     6      2    reserved, zero
 
 ``decode_virtual`` rejects a wrong magic, layout version, size, reserved bytes, a
-``VIRT`` block in bytes of another version, and version-3 bytes without it.
+``VIRT`` block in version-1 or -2 bytes, and version-3 bytes without it.
+
+Version 4 is version 2 (or, for the virtual layout, 3) plus flag bit 4, the sign flag
+(``docs/format.md``, "Version 4: the sign flag"): set exactly when the sketch knows its
+frequencies are >= 0 (:attr:`skimsketch.Sketch.nonnegative`: no weight of a non-null key
+was ever negative, no non-empty sketch was subtracted); bit 4 is reserved (rejected) in
+versions 1 to 3, whose bytes are read with their old meaning. ``decode`` returns it as
+``Header.nonnegative``.
 
 Exact mode (flag bit 3): no counters; the extension holds the exact entries
 (:mod:`skimsketch.exact_mode`), any kind, offsets relative to the extension::
@@ -107,7 +116,7 @@ Exact mode (flag bit 3): no counters; the extension holds the exact entries
     6      1    hierarchy depth (unbounded skimmed sketch with a hierarchy: 2..32; otherwise 0;
                 an unbounded skimmed sketch with 0, 0 scans its key range, which in exact
                 mode is the smallest and largest key held)
-    7      1    virtual lg (version 3, the virtual layout: 10..22; reserved, zero before version 3)
+    7      1    virtual lg (the virtual layout, versions 3 and 4: 10..22; otherwise zero)
     8      4    n entries (u32)
     12     8*n  keys, int64, strictly ascending
     12+8n  s*n  weights, counter type C (narrowest integer width, or float64), none zero
@@ -139,20 +148,21 @@ from .hierarchy_shape import (
     TOP_BITS,
 )
 
-__all__ = ["KEY_DOMAINS", "MAGIC", "MAX_ROW_COUNTERS", "READ_VERSIONS", "VERSION", "Header", "decode", "decode_exact",
+__all__ = ["KEY_DOMAINS", "MAGIC", "MAX_ROW_COUNTERS", "READ_VERSIONS", "SIGN_VERSION", "VERSION", "Header", "decode", "decode_exact",
            "decode_hierarchy", "decode_key_range", "decode_pair", "encode", "encode_exact", "encode_hierarchy",
            "encode_key_range", "encode_pair", "exact_hier_shape", "is_key_range", "KEY_RANGE_BYTES", "KEY_RANGE_MAGIC",
            "VIRTUAL_BYTES", "VIRTUAL_VERSION", "decode_virtual", "encode_virtual", "exact_virtual_lg", "is_virtual"]
 
 MAGIC = b"SKSK"
-VERSION = 2  # what encode writes for every layout but the virtual one
-VIRTUAL_VERSION = 3  # what encode writes for a sketch in the virtual layout (the only change from version 2)
-READ_VERSIONS = (1, 2, 3)  # what decode reads
+VERSION = 4  # what encode writes, every layout: version 2 (3 for the virtual layout) plus the sign flag
+VIRTUAL_VERSION = 3  # what encode wrote for a sketch in the virtual layout before version 4 (only for it)
+SIGN_VERSION = 4  # the first version with the sign flag (FLAG_NONNEG)
+READ_VERSIONS = (1, 2, 3, 4)  # what decode reads
 COUNTER_TYPES = {1: np.dtype("<i8"), 2: np.dtype("<f8"), 3: np.dtype("<i4")}  # version 1: types 1 and 2 only
 _INT_TYPE = {4: 3, 8: 1}  # integer counter width in bytes -> counter type
 KEY_DOMAINS = {0: None, 1: "int", 2: "str"}  # unknown (no non-null key yet), integers, strings/bytes
 MAX_ROW_COUNTERS = 1 << 26  # counters per table: a width (<= 2**24), or a pair sketch's width_a * width_b
-FLAG_EMPTY, FLAG_DOMAIN, FLAG_FLOAT, FLAG_EXACT = 1, 2, 4, 8
+FLAG_EMPTY, FLAG_DOMAIN, FLAG_FLOAT, FLAG_EXACT, FLAG_NONNEG = 1, 2, 4, 8, 16
 _HEAD = struct.Struct("<4sHBBIIQQB3sd")  # up to the kind parameter: 44 bytes
 _TAIL = struct.Struct("<8s8sI")  # weights and extension length: 20 bytes
 HEADER_SIZE = _HEAD.size + _TAIL.size  # 64
@@ -176,6 +186,7 @@ class Header:
     key_domain: str | None = None  # "int", "str" or None (unknown); always None in version 1
     version: int = VERSION  # of the bytes decoded
     exact: bool = False  # exact mode: entries in the extension, no counters
+    nonnegative: bool = False  # the sign flag (version 4 on): every weight ever added was >= 0
 
 
 def _scalar_bytes(x, float_counters: bool) -> bytes:
@@ -188,9 +199,12 @@ def counter_type(float_counters: bool, counter_width: int) -> int:
 
 
 def encode(h: Header, counters: np.ndarray, extension: bytes = b"", counter_width: int = 8) -> bytes:
-    """Version-2 (or, in the virtual layout, version-3) bytes of a sketch; integer counters are written ``counter_width`` (4 or 8) bytes wide."""
+    """The bytes of a sketch in format version ``h.version`` (4 when written by this library); integer counters
+    are written ``counter_width`` (4 or 8) bytes wide."""
+    if h.nonnegative and h.version < SIGN_VERSION:
+        raise ValueError(f"format version {h.version} has no sign flag (version {SIGN_VERSION} on)")
     flags = (FLAG_EMPTY if h.empty else 0) | (FLAG_DOMAIN if h.domain else 0) | (FLAG_FLOAT if h.float_counters else 0)
-    flags |= FLAG_EXACT if h.exact else 0
+    flags |= (FLAG_EXACT if h.exact else 0) | (FLAG_NONNEG if h.nonnegative else 0)
     ctype = counter_type(h.float_counters, counter_width)
     kd = {v: k for k, v in KEY_DOMAINS.items()}[h.key_domain]
     head = _HEAD.pack(MAGIC, h.version, h.kind, flags, h.width, h.depth, h.seed, h.domain or 0, ctype,
@@ -218,6 +232,7 @@ def decode(blob) -> tuple[Header, np.ndarray, bytes]:
         raise CorruptSketchError(f"unknown counter type {ctype} in format version {version}")
     kd = reserved[0] if version >= 2 else 0
     known_flags = FLAG_EMPTY | FLAG_DOMAIN | FLAG_FLOAT | (FLAG_EXACT if version >= 2 else 0)
+    known_flags |= FLAG_NONNEG if version >= SIGN_VERSION else 0
     if reserved[1:] != b"\0\0" or (version == 1 and reserved[0]) or flags & ~known_flags:
         raise CorruptSketchError("reserved header bits are set")
     if kd not in KEY_DOMAINS:
@@ -252,9 +267,11 @@ def decode(blob) -> tuple[Header, np.ndarray, bytes]:
     if float_counters and not np.isfinite(counters).all():
         raise CorruptSketchError("counters contain NaN or infinity")
     head = Header(kind, width, depth, seed, domain or None, float_counters, param, total, null,
-                  bool(flags & FLAG_EMPTY), cw, KEY_DOMAINS[kd], version, exact)
+                  bool(flags & FLAG_EMPTY), cw, KEY_DOMAINS[kd], version, exact, bool(flags & FLAG_NONNEG))
     if head.empty and (total != 0 or null != 0 or counters.any()):
         raise CorruptSketchError("sketch is flagged empty but has non-zero state")
+    if head.nonnegative and not float_counters and total < 0:  # (float sums may round: not checked)
+        raise CorruptSketchError("the sign flag says every weight was >= 0, but the total weight is negative")
     return head, counters, ext
 
 
@@ -407,9 +424,10 @@ def is_virtual(ext: bytes) -> bool:
 
 
 def decode_virtual(ext: bytes, head: Header) -> int:
-    """Parse and validate a ``VIRT`` extension -> ``lg`` (only in version-3 bytes)."""
-    if head.version != VIRTUAL_VERSION:
-        raise CorruptSketchError(f"a virtual-layout extension in format version {head.version} (it needs version 3)")
+    """Parse and validate a ``VIRT`` extension -> ``lg`` (only in version-3 and version-4 bytes)."""
+    if head.version < VIRTUAL_VERSION:
+        raise CorruptSketchError(f"a virtual-layout extension in format version {head.version} (it needs version 3 "
+                                 f"or later)")
     if len(ext) != _VIRTUAL.size:
         raise CorruptSketchError(f"virtual-layout extension has {len(ext)} bytes, expected {_VIRTUAL.size}")
     magic, version, lg, reserved = _VIRTUAL.unpack(ext)
@@ -418,11 +436,11 @@ def decode_virtual(ext: bytes, head: Header) -> int:
 
 
 def exact_virtual_lg(ext: bytes, head: Header) -> int:
-    """The virtual domain's ``lg`` recorded in an exact-mode extension (version 3), 0 for none."""
+    """The virtual domain's ``lg`` recorded in an exact-mode extension (versions 3 and 4), 0 for none."""
     if len(ext) < _EXACT_HEAD.size:
         raise CorruptSketchError(f"exact-mode extension truncated: {len(ext)} bytes, need at least {_EXACT_HEAD.size}")
     lg = ext[7] if head.version >= VIRTUAL_VERSION else 0
-    if (lg == 0) == (head.version >= VIRTUAL_VERSION):
+    if head.version == VIRTUAL_VERSION and lg == 0:
         raise CorruptSketchError(f"format version {head.version} with an exact-mode virtual domain lg of {lg}"
                                  " (version 3 exactly when the layout is virtual)")
     return lg

@@ -178,8 +178,8 @@ class PairSketch(Serialisable):
         width_a, width_b, seed_b = fmt.decode_pair(ext)
         if head.version < 2:
             raise CorruptSketchError(f"a PairSketch is written by format version 2 or later, not {head.version}")
-        if head.domain is not None or head.param != 0.0 or head.key_domain is not None:
-            raise CorruptSketchError("a PairSketch has no domain, kind parameter or key domain")
+        if head.domain is not None or head.param != 0.0 or head.key_domain is not None or head.nonnegative:
+            raise CorruptSketchError("a PairSketch has no domain, kind parameter, key domain or sign flag")
         if width_a * width_b != head.width:
             raise CorruptSketchError(
                 f"pair extension widths {width_a} x {width_b} disagree with the header's {head.width} counters per table")

@@ -360,9 +360,6 @@ class SkimmedSketch(HashSketch):
             return self._hier_lg, self._hier_depth, 0
         return 0, 0, self._virtual_lg or 0
 
-    def _format_version(self) -> int:
-        return fmt.VIRTUAL_VERSION if self._search == "virtual" else fmt.VERSION
-
     @property
     def _hier(self) -> np.ndarray | None:
         return self._counter_state().array("hierarchy") if self._search == "prefix" else None
@@ -450,7 +447,8 @@ class SkimmedSketch(HashSketch):
     @classmethod
     def _from_header(cls, head, ext):
         dtype = "float64" if head.float_counters else "int64"
-        if head.version == fmt.VIRTUAL_VERSION or (not head.exact and fmt.is_virtual(ext)):
+        virtual = fmt.exact_virtual_lg(ext, head) != 0 if head.exact else fmt.is_virtual(ext)
+        if head.version == fmt.VIRTUAL_VERSION or virtual:
             if head.domain is not None:
                 raise CorruptSketchError("a skimmed sketch in the virtual layout has no domain")
             lg = fmt.exact_virtual_lg(ext, head) if head.exact else fmt.decode_virtual(ext, head)

@@ -173,7 +173,7 @@ def sketch_column(df, column: str, sketch, weight: str | None = None, *, merge: 
             return built
     built = native_build.sketch_column(df, column, sketch.empty_like(), weight, path)
     if built is not None:
-        return counted(sketch, built, weight)
+        return counted(sketch, built)
     parts = sketch_partials(df, column, sketch, weight, chunk_rows=chunk_rows)
     with worker_errors():
         if merge == "driver":
@@ -181,7 +181,7 @@ def sketch_column(df, column: str, sketch, weight: str | None = None, *, merge: 
         else:
             blob = parts.rdd.map(lambda r: bytes(r[0])).treeAggregate(None, _merge_two, _merge_two, depth=2)
             blobs = [] if blob is None else [blob]
-    return counted(sketch, merge_blobs(blobs, "partial sketch"), weight)
+    return counted(sketch, merge_blobs(blobs, "partial sketch"))
 
 
 def _merge_two(a, b):
@@ -255,8 +255,8 @@ def sketch_pair(left, lcol: str, right, rcol: str, template, lweight: str | None
                           .withColumn(side, F.lit(1))))
     with worker_errors():
         parts = parts.collect()
-    return tuple(counted(template, merge_blobs([r[_SKETCH_COL] for r in parts if r[side] == tag], "partial sketch"),
-                         w) for tag, w in ((0, lweight), (1, rweight)))
+    return tuple(counted(template, merge_blobs([r[_SKETCH_COL] for r in parts if r[side] == tag], "partial sketch"))
+                 for tag in (0, 1))
 
 
 def sketch_parquet(spark, path, column: str, sketch, weight: str | None = None, *, tasks: int | None = None,

@@ -70,15 +70,14 @@ def require_template(template, what: str = "sketch"):
     return template
 
 
-def counted(template, total, weight):
+def counted(template, total):
     """``template.empty_like()`` plus the merged partials ``total`` (or ``None``): the builders' result.
 
-    Without a weight column every frequency is a row count, which the sketch
-    knows (``Sketch.note_nonnegative``: partials read from bytes do not say
-    it), so its joins are clipped at 0 as the same sketch built in memory is.
+    The partials' bytes carry the sign rule (``Sketch.nonnegative``, format version 4): a
+    build of row counts, or of non-negative weights, knows its frequencies are >= 0, so its
+    joins are clipped at 0 as the same sketch built in memory is.
     """
-    out = template.empty_like() if total is None else template.empty_like().merge(total)
-    return out.note_nonnegative() if weight is None else out
+    return template.empty_like() if total is None else template.empty_like().merge(total)
 
 
 def _relation(df):
@@ -333,4 +332,4 @@ def sketch_parquet_scan(df, column: str, template, weight: str | None = None, *,
     if declined:
         _LOG.info("Parquet fast path declined: %s", declined[0])
         return None
-    return counted(template, merge_blobs([payload for _, payload in rows], "partial sketch"), weight)
+    return counted(template, merge_blobs([payload for _, payload in rows], "partial sketch"))

@@ -434,8 +434,25 @@ def test_count_joins_have_no_negative_bounds_when_every_frequency_is_a_count(kin
     assert not d.nonnegative and d.self_join_size().low >= 0
 
 
+def _as_version_2(blob: bytes) -> bytes:
+    """``blob`` as format version 2 (3 for the virtual layout) wrote it: no sign flag (docs/format.md,
+    "Version 4: the sign flag")."""
+    import struct
+    import zlib
+
+    virtual = blob[64:68] == b"VIRT" or (blob[7] & 8 and blob[71] != 0)
+    body = blob[:4] + struct.pack("<H", 3 if virtual else 2) + blob[6:7] + bytes([blob[7] & ~16]) + blob[8:-4]
+    return body + struct.pack("<I", zlib.crc32(body))
+
+
+def _forget_signs(sk):
+    """``sk`` as a sketch of the same data that does not know its signs (a null weight added and subtracted)."""
+    n = sk.empty_like().update([None])
+    return sk.copy().merge(n).subtract(n)
+
+
 @pytest.mark.parametrize("how", ["a delete", "a negative weight", "a subtract", "a merge of a sketch with deletes",
-                                 "a counter-mode sketch read from bytes"])
+                                 "a delete then re-inserted", "version-2 bytes (no sign flag) of counts"])
 def test_sketches_that_may_hold_negative_frequencies_keep_their_negative_bounds(how):
     a, b, f, _ = _disjoint(ss.HashSketch(64, 5, seed=1))
     if how == "a delete":
@@ -446,29 +463,94 @@ def test_sketches_that_may_hold_negative_frequencies_keep_their_negative_bounds(
         a.subtract(a.empty_like().update(f[:5]))
     elif how == "a merge of a sketch with deletes":
         a.merge(a.empty_like().update([7], weights=-1))
+    elif how == "a delete then re-inserted":
+        a.update([f[0]], weights=-1).update([f[0]])
     else:
-        a = ss.from_bytes(a.to_bytes())
-    assert not a.nonnegative
+        a = ss.from_bytes(_as_version_2(a.to_bytes()))
+    assert not a.nonnegative and not ss.from_bytes(a.to_bytes()).nonnegative
     e = a.join_size(b)
     assert "unclipped" not in e.detail and e.low < 0  # no knowledge, no clipping: the sketch's own interval
 
 
 def test_the_sign_rule_survives_exact_mode_bytes_and_spark_like_merges():
     a = ss.SkimmedSketch.for_bytes(4096, seed=1).update([1, 2, 2])
-    assert ss.from_bytes(a.to_bytes()).nonnegative  # exact-mode entries are the frequencies
+    assert ss.from_bytes(a.to_bytes()).nonnegative  # the sign flag (and the entries agree)
     neg = ss.SkimmedSketch.for_bytes(4096, seed=1).update([1, 2], weights=[1, -1])
     assert not ss.from_bytes(neg.to_bytes()).nonnegative
     with pytest.raises(ValueError, match="negative frequency"):
         ss.from_bytes(neg.to_bytes()).note_nonnegative()
-    # partials merged from bytes (as the Spark builders do) lose it; a builder of counts notes it
+    # a delete re-inserted: every entry is >= 0, but the rule (any negative weight) is what the bytes record
+    back = ss.SkimmedSketch.for_bytes(4096, seed=1).update([1, 2]).update([2], weights=-1).update([2])
+    assert not ss.from_bytes(back.to_bytes()).nonnegative
+    assert ss.from_bytes(_as_version_2(back.to_bytes())).nonnegative  # version 2: the entries told
+    # partials merged from bytes (as the Spark builders do) keep it, so no builder has to note it
     _, b, f, _ = _disjoint(ss.HashSketch(64, 5, seed=1))
     parts = [ss.from_bytes(ss.HashSketch(64, 5, seed=1).update(c).to_bytes()) for c in np.array_split(f, 3)]
     merged = ss.HashSketch(64, 5, seed=1)
     for p in parts:
         merged.merge(p)
-    assert not merged.nonnegative
+    assert merged.nonnegative
     in_memory = ss.HashSketch(64, 5, seed=1).update(f)
-    assert _est(merged.note_nonnegative().join_size(b)) == _est(in_memory.join_size(b))
+    assert merged.to_bytes() == in_memory.to_bytes()
+    assert _est(merged.join_size(b)) == _est(in_memory.join_size(b)) and in_memory.join_size(b).low == 0
+
+
+# the sign rule through every interface: the left sketch of a COUNT join of disjoint tables (the truth is 0),
+# built (F: the rows of f) so that it knows its frequencies are >= 0, or not; the right sketch counts g.
+# name, build(template, f) -> left sketch, knows
+SIGN_CASES = [
+    ("insert-only", lambda t, f: t.empty_like().update(f), True),
+    ("a delete then re-inserted", lambda t, f: t.empty_like().update(f).update(f[:1], weights=-1).update(f[:1]), False),
+    ("a merge of a count sketch and a deleted one",
+     lambda t, f: t.empty_like().update(f).merge(t.empty_like().update([7], weights=-1)), False),
+    ("a merge of count partials read from bytes",
+     lambda t, f: ss.union(*(ss.from_bytes(t.empty_like().update(c).to_bytes()) for c in np.array_split(f, 3))), True),
+    ("a negative null weight", lambda t, f: t.empty_like().update(list(f) + [None], weights=[1] * len(f) + [-5]), True),
+    ("a subtract of nothing", lambda t, f: t.empty_like().update(f).subtract(t.empty_like()), True),
+]
+SIGN_KINDS = {"hash": ss.HashSketch(64, 5, seed=1), "agms": ss.AGMSSketch(32, 5, seed=1),
+              "skimmed": ss.SkimmedSketch(64, 5, seed=1),
+              "exact hash (left in exact mode)": ss.HashSketch(64, 5, seed=1, exact=True)}
+
+
+def _sign_pair(kind, build):
+    """(left, right, f, g): disjoint tables, the left built by ``build``; an exact-mode left holds 40 keys."""
+    t = SIGN_KINDS[kind]
+    _, _, f, g = _disjoint(t.empty_like())
+    f = f[:40] if t.exact_mode else f
+    right = ss.HashSketch(64, 5, seed=1).update(g) if t.exact_mode else t.empty_like().update(g)
+    return build(t, f), right, f, g
+
+
+def _cli_estimate(tmp_path, a, b) -> str:
+    (tmp_path / "a.sks").write_bytes(a.to_bytes())
+    (tmp_path / "b.sks").write_bytes(b.to_bytes())
+    rc, out, err = _cli("estimate", tmp_path / "a.sks", tmp_path / "b.sks")
+    assert rc == 0, err
+    return out.splitlines()[1]
+
+
+@pytest.mark.parametrize("kind", sorted(SIGN_KINDS))
+@pytest.mark.parametrize("name, build, knows", SIGN_CASES, ids=[c[0] for c in SIGN_CASES])
+def test_the_sign_rule_in_the_core_its_bytes_and_the_cli(kind, name, build, knows, tmp_path):
+    from skimsketch.cli import format_number
+
+    a, b, _, _ = _sign_pair(kind, build)
+    assert a.nonnegative == knows and a.exact_mode == SIGN_KINDS[kind].exact_mode
+    e = a.join_size(b)
+    back = ss.from_bytes(a.to_bytes())
+    assert back.nonnegative == knows and back.to_bytes() == a.to_bytes()
+    _agree({"core": ("ok", _est(e)), "bytes": ("ok", _est(back.join_size(ss.from_bytes(b.to_bytes()))))})
+    cli = _cli_estimate(tmp_path, a, b)  # the CLI on the sketch files prints the core's interval
+    assert cli == f"interval: [{format_number(e.low)}, {format_number(e.high)}] at 95% confidence (method {e.method})"
+    # the same sketch without the knowledge: the interval it gives (below 0 here), or that interval cut at 0
+    raw = _forget_signs(a).join_size(b)
+    assert raw.low < 0 and "unclipped" not in raw.detail
+    if knows:
+        assert e.low == 0 and e.detail["unclipped"] == (raw.value, raw.low, raw.high) and e.high == raw.high
+        assert "-" not in cli
+    else:
+        assert _est(e) == _est(raw) and cli.startswith("interval: [-")
 
 
 @pytest.mark.spark
@@ -487,6 +569,87 @@ def test_spark_count_builds_clip_as_the_core_does(spark):
         "core": ("ok", _est(want)),
     }
     _agree(got)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("kind", sorted(SIGN_KINDS))
+@pytest.mark.parametrize("name, build, knows", SIGN_CASES, ids=[c[0] for c in SIGN_CASES])
+def test_the_sign_rule_in_the_python_and_native_sql_estimates(spark, kind, name, build, knows):
+    """skim_join_size_bounds of the sketches' bytes: the Python SQL functions and the JVM's (hash, AGMS and
+    exact-mode sketches: the JVM has no counter-mode skimmed estimator yet) give the core's interval."""
+    import math
+
+    import spark_udaf
+    from spark_udaf import native
+
+    a, b, _, _ = _sign_pair(kind, build)
+    e = a.join_size(b)
+    df = spark.createDataFrame([(bytearray(a.to_bytes()), bytearray(b.to_bytes()))], "a binary, b binary")
+    q = "skim_join_size_bounds(a, b) AS e"
+    got = {}
+    try:
+        spark_udaf.register(spark)
+        got["python sql"] = df.selectExpr(q).collect()[0].e
+        if native.loaded(spark) and kind != "skimmed":
+            native.register(spark)
+            got["native sql"] = df.selectExpr(q).collect()[0].e
+    finally:
+        spark_udaf.register(spark)
+    for where, r in got.items():
+        assert (r.confidence, r.method) == (e.confidence, e.method), where
+        assert all(math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-9) for x, y in
+                   ((r.value, e.value), (r.low, e.low), (r.high, e.high))), (where, r, e)
+        assert (r.low >= 0) == knows and (r.low == 0) == knows, (where, r)
+
+
+SIGN_ROWS = [
+    # name, extra rows after the counts (key, weight), knows
+    ("insert-only", [], True),
+    ("a delete then re-inserted", [(5, -1), (5, 1)], False),
+    ("a negative weight of a new key", [(999_999, -2)], False),
+    ("a negative null weight", [(None, -5)], True),
+    ("a zero weight", [(5, 0)], True),
+]
+
+
+SIGN_BUILDS = {"hash": (ss.HashSketch(64, 5, seed=1), "skim_hash_sketch_agg(k, w, 64, 5, 1)"),
+               "default": (ss.SkimmedSketch.for_bytes(16384), "skim_sketch_agg(k, w)"),
+               "default, 1 KB": (ss.SkimmedSketch.for_bytes(1024, seed=2), "skim_sketch_agg(k, w, 1024, 2)")}
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("what", sorted(SIGN_BUILDS))
+@pytest.mark.parametrize("name, extra, knows", SIGN_ROWS, ids=[r[0] for r in SIGN_ROWS])
+def test_the_sign_flag_of_every_spark_build_is_the_cores(spark, what, name, extra, knows):
+    """The JVM's build aggregates, the Spark Python API on both paths and unions of partials write the core's
+    bytes, sign flag included, for insert-only and delete-containing input (7 partitions)."""
+    from pyspark.sql import functions as F
+
+    import spark_udaf
+    from spark_udaf import native
+
+    _, _, f, g = _disjoint(ss.HashSketch(64, 5, seed=1))
+    rows = [(int(k), 1) for k in f[:3000]] + extra
+    df = spark.createDataFrame(rows, "k bigint, w bigint").repartition(7)
+    template, agg = SIGN_BUILDS[what]
+    core = template.empty_like().update([k for k, _ in rows], weights=[w for _, w in rows])
+    assert core.nonnegative == knows
+    spark_udaf.register(spark)
+    outcomes = {"core": ("ok", core.to_bytes()),
+                "spark api, python path": _outcome(lambda: spark_udaf.sketch_column(
+                    df, "k", template, "w", path="python").to_bytes()),
+                "sql aggregate": _outcome(lambda: bytes(df.selectExpr(f"{agg} AS s").collect()[0].s)),
+                "sql union of partials": _outcome(lambda: bytes(
+                    df.groupBy(F.spark_partition_id()).agg(F.expr(agg).alias("p"))
+                    .agg(F.expr("skim_union_agg(p)").alias("s")).collect()[0].s))}
+    if native.loaded(spark):
+        outcomes["spark api, native path"] = _outcome(lambda: spark_udaf.sketch_column(
+            df, "k", template, "w", path="native").to_bytes())
+    blob = _agree(outcomes)
+    assert bool(blob[7] & 16) == knows and ss.from_bytes(blob).nonnegative == knows
+    if what == "hash":  # the COUNT join of the Spark-built sketch: a negative lower bound only when it may hold one
+        e = ss.from_bytes(blob).join_size(ss.HashSketch(64, 5, seed=1).update(g))
+        assert (e.low == 0) == knows and (e.low < 0) == (not knows)
 
 
 # -- CLI input errors: one line, exit 2, and the same refusal elsewhere ----------------------------------

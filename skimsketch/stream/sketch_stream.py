@@ -52,8 +52,10 @@ class SketchStream:
     >>> s = SketchStream(ss.HashSketch(width=64, depth=3, seed=1))
     >>> s.apply([1, 2, 2], batch_id=0), s.apply([2], weights=-1, batch_id=1), s.apply([2], weights=-1, batch_id=1)
     (True, True, False)
-    >>> s.sketch == ss.HashSketch(width=64, depth=3, seed=1).update([1, 2]), s.skipped_batches
-    (True, 1)
+    >>> bool((s.sketch.counters == ss.HashSketch(width=64, depth=3, seed=1).update([1, 2]).counters).all())
+    True
+    >>> s.sketch.nonnegative, s.skipped_batches  # it saw a delete (the sign rule, Sketch.nonnegative)
+    (False, 1)
     """
 
     def __init__(self, sketch, checkpoint=None, query_id: str | None = None, consecutive: bool = False):

@@ -68,6 +68,21 @@ from .panes import (
 __all__ = ["PaneBatch", "WindowedSketch"]
 
 
+def _signs(sk):
+    """Whether ``sk`` knows its frequencies are >= 0 (:attr:`skimsketch.Sketch.nonnegative`; None for a kind
+    without the rule)."""
+    return getattr(sk, "nonnegative", None)
+
+
+def _set_signs(sk, known) -> None:
+    """Give back to ``sk`` the knowledge that its frequencies are >= 0 when ``known``: the window's running
+    total is kept by subtracting expired panes (and a failed commit undone by subtracting), which forgets
+    it, although the total's data are exactly its panes'. A subtract never makes it known, so only
+    known=True needs telling (None: a kind without the rule)."""
+    if known and isinstance(sk, Sketch):
+        sk.note_nonnegative()
+
+
 @dataclass
 class PaneBatch:
     """One batch split by pane, not yet committed (:meth:`WindowedSketch.pane_deltas`, :meth:`WindowedSketch.commit`).
@@ -229,6 +244,8 @@ class WindowedSketch:
                         self._total.subtract(self._panes[k])
                     elif old_hi < k <= hi:
                         self._total.merge(self._panes[k])
+                # a subtract forgets the sign rule (Sketch.nonnegative); the window is the union of its panes
+                _set_signs(self._total, all(_signs(self._panes[k]) for k in self._panes if lo <= k <= hi))
             self._cur = cur
         bound = self._retention_bound()
         for k in [k for k in self._panes if k < bound]:
@@ -322,25 +339,28 @@ class WindowedSketch:
     def _commit(self, deltas, accepted_max, n_late: int, late_weight, events: int) -> None:
         """Add per-pane deltas to the panes (and to the total when in the window), then move time."""
         in_window = None if self._cur is None else self._range(self._cur)
-        done = []  # (sketch, delta) merged so far, or (None, pane index) added: undone on failure
+        done = []  # (sketch, delta, its sign rule before) merged so far, or (None, pane index, None) added
         try:
             for k, d in deltas:
                 pane = self._panes.get(k)
                 if pane is None:
                     self._panes[k] = d
-                    done.append((None, k))
+                    done.append((None, k, None))
                 else:
+                    before = _signs(pane)
                     pane.merge(d)
-                    done.append((pane, d))
+                    done.append((pane, d, before))
                 if in_window is not None and in_window[0] <= k <= in_window[1]:
+                    before = _signs(self._total)
                     self._total.merge(d)
-                    done.append((self._total, d))
-        except Exception:  # e.g. CounterOverflowError: undo what was merged (exact in int64)
-            for target, d in reversed(done):
+                    done.append((self._total, d, before))
+        except Exception:  # e.g. CounterOverflowError: undo what was merged (exact in int64), sign rule included
+            for target, d, before in reversed(done):
                 if target is None:
                     del self._panes[d]
                 else:
                     target.subtract(d)
+                    _set_signs(target, before)
             raise
         if n_late:
             self.late_count += n_late

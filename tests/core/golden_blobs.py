@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 import skimsketch as ss
-from skimsketch.format import READ_VERSIONS, VERSION, VIRTUAL_VERSION
+from skimsketch.format import READ_VERSIONS, SIGN_VERSION, VERSION, VIRTUAL_VERSION
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 
@@ -68,6 +68,15 @@ BUILDERS = {
         ["a", "b"], weights=-1),
     "exact_skimmed_virtual": lambda: ss.SkimmedSketch(32, 3, seed=32, virtual_lg=20, exact=True).update(
         ["p", "q", None, "p", b"r"], weights=[3, 1, 2, 4, -(2**31)]),
+    # the sign flag (format version 4 on): every weight ever added was >= 0, or not
+    "sign_hash_reinserted": lambda: ss.HashSketch(16, 3, seed=33).update([1, 2, 3]).update([2], weights=-1).update([2]),
+    "sign_exact_reinserted": lambda: ss.HashSketch(16, 3, seed=34, exact=True).update([1, 2]).update(
+        [2], weights=-1).update([2]),
+    "sign_skimmed_range_merged_delete": lambda: ss.SkimmedSketch(32, 3, seed=35, search="range").update(
+        _keys(100, 11)).merge(ss.SkimmedSketch(32, 3, seed=35, search="range").update([4], weights=-1)),
+    "sign_agms_null_delete": lambda: ss.AGMSSketch(8, 3, seed=36).update([1, None, 2], weights=[2, -4, 1]),
+    "sign_virtual_float": lambda: ss.SkimmedSketch(32, 3, seed=37, dtype="float64", virtual_lg=10).update(
+        ["a", "b", "a"], weights=[0.5, 0.0, 2.25]),
     "pair": lambda: ss.PairSketch(8, 4, 3, seed_a=23, seed_b=24).update(
         list(_keys(200, 8)) + [None, 5], [f"b{k % 7}" for k in _keys(200, 9)] + ["x", None]).update(
         [1, 2], ["b1", "b2"], weights=[-3, 2]),
@@ -75,14 +84,15 @@ BUILDERS = {
 # the first format version that wrote each builder's kind or mode (others: version 1)
 SINCE = {name: 2 for name in BUILDERS if name.startswith(("exact_", "skimmed_range", "pair"))}
 SINCE.update({name: VIRTUAL_VERSION for name in BUILDERS if "skimmed_virtual" in name})
+SINCE.update({name: SIGN_VERSION for name in BUILDERS if name.startswith("sign_")})
 
 
 def versions_of(name: str) -> list:
-    """The format versions that have a golden file of builder ``name`` (version 3 is written only
-    for the virtual layout, which no earlier version has)."""
+    """The format versions that have a golden file of builder ``name``: version 3 was written only
+    for the virtual layout (which no earlier version has), and only version 2 for every other
+    layout; version 4 for every layout."""
     since = SINCE.get(name, 1)
-    last = VIRTUAL_VERSION if since == VIRTUAL_VERSION else VERSION
-    return [v for v in READ_VERSIONS if since <= v <= last]
+    return [v for v in READ_VERSIONS if since <= v <= VERSION and (v != VIRTUAL_VERSION or since == VIRTUAL_VERSION)]
 
 
 def current_version(name: str) -> int:

@@ -76,6 +76,18 @@ def keys(n=2000, seed=0, m=DOMAIN):
 M64 = (1 << 64) - 1
 
 
+def forget_signs(sk):
+    """A copy of ``sk`` that no longer knows its frequencies are >= 0 (:attr:`skimsketch.Sketch.nonnegative`),
+    as a sketch of the same data that saw a delete: through the public API, a null weight added and
+    subtracted (a subtract clears the sign flag). A pair sketch (no sign flag) is returned as is."""
+    if not isinstance(sk, ss.Sketch):
+        return sk
+    x = sk.empty_like().update([None])
+    out = sk.copy().merge(x).subtract(x)
+    assert not out.nonnegative and np.array_equal(out.counters, sk.counters)
+    return out
+
+
 def fix_crc(b: bytes) -> bytes:
     """Recompute a serialised sketch's trailing CRC-32 (to test checks behind it)."""
     return b[:-4] + struct.pack("<I", zlib.crc32(b[:-4]))

@@ -7,7 +7,7 @@ import skimsketch as ss
 from skimsketch import format as fmt
 from skimsketch.skimdense import MAX_SCAN_DOMAIN
 
-from .sketches import fix_crc
+from .sketches import fix_crc, forget_signs
 
 
 def zipf_keys(n, m, z, seed):
@@ -80,7 +80,7 @@ def test_range_is_min_max_of_inserted_keys_merged_in_any_order():
     z = ss.SkimmedSketch(64, 3, seed=1, search="range").update([1, 50], weights=[1, 0])
     assert z.key_range == (1, 1)
     z.update([1], weights=-1)
-    assert z.key_range is None and z.is_empty and z == ss.SkimmedSketch(64, 3, seed=1, search="range")
+    assert z.key_range is None and z.is_empty and z == forget_signs(ss.SkimmedSketch(64, 3, seed=1, search="range"))
     n = ss.SkimmedSketch(64, 3, seed=1, search="range").update([None, None])
     assert n.key_range is None and n.null_weight == 2
     assert ss.SkimmedSketch(64, 3, seed=1, search="range").update([1, 2], weights=0).key_range is None
@@ -136,8 +136,8 @@ def test_exact_mode_range_is_the_entries_and_conversion_keeps_it():
     big = np.arange(100, 100 + cap + 5)
     converted = s.copy().update(big)
     assert not converted.exact_mode and converted.key_range == (20, int(big[-1]))
-    # insert-only: the converted sketch is byte-identical to a counter-mode build of the same data
-    plain = ss.SkimmedSketch.for_bytes(4096, seed=3, exact=False, search="range").update([20, 30]).update(big)
+    # the converted sketch is byte-identical to a counter-mode build of the same data (which saw a delete)
+    plain = forget_signs(ss.SkimmedSketch.for_bytes(4096, seed=3, exact=False, search="range").update([20, 30]).update(big))
     assert converted.to_bytes() == plain.to_bytes()
     # a counter-mode sketch merged into an exact one: counters, ranges united
     m = ss.SkimmedSketch.for_bytes(4096, seed=3, search="range").update([-7]).merge(plain)

@@ -204,7 +204,7 @@ def test_pair_sketch_bytes_layout():
     assert MAX_PAIR_COUNTERS <= fmt.MAX_ROW_COUNTERS  # every valid pair sketch's table fits the format
     s = ss.PairSketch(8, 4, 3, seed_a=1, seed_b=2**64 - 1).update([1, 2, None], ["x", "y", "z"], weights=[3, -1, 4])
     b = s.to_bytes()
-    assert struct.unpack_from("<4sHBBIIQQBB", b, 0) == (b"SKSK", 2, 4, 0, 32, 3, 1, 0, 3, 0)
+    assert struct.unpack_from("<4sHBBIIQQBB", b, 0) == (b"SKSK", 4, 4, 0, 32, 3, 1, 0, 3, 0)
     assert struct.unpack_from("<dqqI", b, 36) == (0.0, 2, 4, 24)
     assert b[64:88] == b"PAIR" + bytes([1, 0, 0, 0]) + struct.pack("<IIQ", 8, 4, 2**64 - 1)
     assert np.array_equal(np.frombuffer(b, "<i4", 96, 88).reshape(3, 8, 4), s.counters)

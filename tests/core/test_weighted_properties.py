@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import skimsketch as ss
 
-from .sketches import DOMAIN, FACTORIES, KINDS
+from .sketches import DOMAIN, FACTORIES, KINDS, forget_signs
 
 # one key column: the pair sketch (two key columns) gets the same properties in test_conformance.py
 pytestmark = pytest.mark.parametrize("kind", [k for k in KINDS if k != "pair"])
@@ -74,12 +74,16 @@ def test_deletes_cancel_to_the_empty_sketch(kind, data):
     keys, weights = split(pairs)
     sk = make(kind, dtype).update(keys, weights=weights)
     sk.update(list(reversed(keys)), weights=[-w for w in reversed(weights)])
-    assert_same(sk, make(kind, dtype))
-    assert sk.is_empty and sk.total_weight == 0 and sk.null_weight == 0
+    # the empty sketch's bytes, with the sign flag of a sketch that saw a negative weight of a non-null key
+    # (w or its delete -w), or (subtract) subtracted a non-empty sketch: tests/core/sketches.forget_signs
+    deleted = any(k is not None and w != 0 for k, w in pairs)
+    assert_same(sk, forget_signs(make(kind, dtype)) if deleted else make(kind, dtype))
+    assert sk.is_empty and sk.total_weight == 0 and sk.null_weight == 0 and sk.nonnegative == (not deleted)
     e = sk.self_join_size()
     assert (e.value, e.low, e.high) == (0, 0, 0)  # an empty sketch answers exactly
     inserted = make(kind, dtype).update(keys, weights=weights)
-    assert_same(inserted.subtract(make(kind, dtype).update(keys, weights=weights)), make(kind, dtype))
+    diff = inserted.subtract(make(kind, dtype).update(keys, weights=weights))
+    assert_same(diff, forget_signs(make(kind, dtype)) if any(w != 0 for _, w in pairs) else make(kind, dtype))
 
 
 @settings(max_examples=30, deadline=None)

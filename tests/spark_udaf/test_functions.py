@@ -45,7 +45,7 @@ def test_helpers_estimate_natively(native_sql, events):
                   SF.skim_join_size("a", "b").alias("j"), SF.skim_self_join_size("a").alias("sj"),
                   SF.skim_self_join_size_bounds("a").alias("sjb"), SF.skim_frequency("a", 37).alias("f"),
                   SF.skim_sketch_info("a").alias("info")).collect()[0]
-    # through the bytes, as SQL reads them (counter-mode bytes do not tell the sign rule that counts are >= 0)
+    # through the bytes, as SQL reads them (the sign flag included: counts are >= 0, joins clipped at 0)
     a = ss.from_bytes(ss.HashSketch(64, 5, 1).update([x[1] for x in rows]).to_bytes())
     b = ss.from_bytes(ss.HashSketch(64, 5, 1).update([x[3] for x in rows]).to_bytes())
     assert bytes(r.u) == a.copy().merge(a).to_bytes()

@@ -46,6 +46,7 @@ class Case:
     exact_error: str | None = None  # when the exact sizes fail differently from the sketches ("" : they succeed)
     skimmed: bool = False  # a SkimmedSketch (SQL: skim_skimmed_sketch) over keys in [0, domain), or unbounded
     domain: int | None = None
+    knows: bool | None = None  # the sign flag of the bytes (docs/format.md); None: what ``python`` tells
 
 
 def _vals(rows, ty):
@@ -88,7 +89,17 @@ CASES = [
     # -- weights -------------------------------------------------------------------
     Case("bigint weights, nulls skip their row, negatives delete",
          _vals(["(1, 3)", "(2, -1)", "(2, NULL)", "(NULL, 4)"], "k, w"), weighted=True,
-         python=([1, 2, 2, None], [3, -1, None, 4])),
+         python=([1, 2, 2, None], [3, -1, None, 4]), knows=False),
+    # -- the sign flag: every weight of a non-null key >= 0, ever (docs/format.md, version 4) ----------
+    Case("sign: a delete then re-inserted", _vals(["(1, 1)", "(2, 1)", "(2, -1)", "(2, 1)"], "k, w"), weighted=True,
+         python=([1, 2, 2, 2], [1, 1, -1, 1]), knows=False),
+    Case("sign: a negative null weight and zero weights keep it", _vals(["(1, 2)", "(NULL, -4)", "(3, 0)"], "k, w"),
+         weighted=True, python=([1, None, 3], [2, -4, 0]), knows=True),
+    Case("sign: double weights, -0.0 is not negative",
+         "SELECT k, CAST(w AS DOUBLE) AS w FROM VALUES (1, '0.5'), (2, '-0.0') AS t(k, w)", weighted=True,
+         dtype="float64", python=([1, 2], [0.5, -0.0]), knows=True),
+    Case("sign: a negative double weight", _vals(["(1, 0.5D)", "(2, -0.5D)", "(2, 0.5D)"], "k, w"), weighted=True,
+         dtype="float64", python=([1, 2, 2], [0.5, -0.5, 0.5]), knows=False),
     Case("DECIMAL(10,2) weights: float counters", _vals(["(1, 4.38BD)", "(2, 1.99BD)", "(2, NULL)"], "k, w"),
          weighted=True, dtype="float64", python=([1, 2], [Decimal("4.38"), Decimal("1.99")])),
     Case("DECIMAL(10,0) weights: exact integers",
@@ -199,7 +210,13 @@ def test_core_spark_api_and_sql_agree(spark_sql, case):
     }
     if case.python is not None:
         sketches["core, Python values"] = _outcome(lambda: _sketch(case).update(*case.python).to_bytes())
-    _check(case, sketches)
+    blob = _check(case, sketches)
+    knows = case.knows
+    if knows is None and case.python is not None:  # no weight of a non-null key is negative
+        keys_, weights_ = case.python
+        knows = weights_ is None or all(not w < 0 for k, w in zip(keys_, weights_) if k is not None and w is not None)
+    if blob is not None and knows is not None:  # the sign flag, the same on every path (the bytes are)
+        assert bool(blob[7] & 16) == knows and ss.from_bytes(blob).nonnegative == knows
     exact_case = case if case.exact_error is None else Case(case.name, case.query, error=case.exact_error or None)
     exact = {
         "core": _outcome(lambda: ss.exact_self_join_size(keys, weights)),

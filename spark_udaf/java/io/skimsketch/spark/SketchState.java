@@ -13,8 +13,8 @@ import java.util.zip.CRC32;
 
 /**
  * A hash sketch (kind 2) or skimmed sketch (kind 3, bounded or unbounded with its prefix
- * hierarchy) being built: counters, weights and key domain, written in the core's format
- * version 2 (docs/format.md) byte for byte. Integer counters are held as int64 and written at
+ * hierarchy) being built: counters, weights, key domain and sign flag, written in the core's format
+ * version 4 (docs/format.md) byte for byte. Integer counters are held as int64 and written at
  * the narrowest width holding every value; float counters are float64.
  */
 public final class SketchState implements Externalizable {
@@ -37,6 +37,7 @@ public final class SketchState implements Externalizable {
     private double ftotal;
     private double fnull;
     private int keyDomain;
+    private boolean nonneg = true; // the sign flag: every weight added to a non-null key was >= 0 (Sketch.nonnegative)
     private boolean hasRange; // search="range": smallest and largest integer key inserted with a non-zero weight
     private long lo;
     private long hi;
@@ -255,6 +256,9 @@ public final class SketchState implements Externalizable {
 
     /** Adds weight w (integer counters) for canonical key `key` of key domain kd. */
     void add(long key, int kd, long w) {
+        if (w < 0) {
+            nonneg = false; // a delete: frequencies may be negative
+        }
         if (exact()) {
             checkKey(key);
             noteDomain(kd);
@@ -406,6 +410,9 @@ public final class SketchState implements Externalizable {
 
     /** Adds weight w (float counters) for canonical key `key` of key domain kd. */
     void add(long key, int kd, double w) {
+        if (w < 0) {
+            nonneg = false;
+        }
         if (exact()) {
             checkKey(key);
             noteDomain(kd);
@@ -452,6 +459,7 @@ public final class SketchState implements Externalizable {
             allocate(o.exact());
         }
         spec.checkCompatible(o.spec, "merge");
+        nonneg &= o.nonneg;
         if (keyDomain != 0 && o.keyDomain != 0 && keyDomain != o.keyDomain) {
             throw new IncompatibleSketchError("cannot merge sketches: key_domain differs ('" + domainName(keyDomain)
                     + "' != '" + domainName(o.keyDomain) + "')");
@@ -559,15 +567,12 @@ public final class SketchState implements Externalizable {
     }
 
     /**
-     * Whether the bytes tell that every frequency is >= 0 (the core's Sketch.nonnegative after from_bytes):
-     * in exact mode when no entry is negative, in counter mode only when the sketch is empty.
+     * Whether every frequency is known to be >= 0 (the core's Sketch.nonnegative): the sign flag of
+     * format version 4; read from older bytes, what they tell (exact mode: no entry is negative;
+     * counter mode: the sketch is empty).
      */
     boolean nonnegative() {
-        flushCache();
-        if (exact()) {
-            return exactEntries().values().stream().allMatch(v -> v.doubleValue() >= 0);
-        }
-        return allZero() && (spec.isFloat ? ftotal == 0 && fnull == 0 : total == 0 && nullWeight == 0);
+        return nonneg;
     }
 
     /** search="range": {smallest, largest} integer key inserted, as the bytes record it; null when none. */
@@ -730,12 +735,13 @@ public final class SketchState implements Externalizable {
         return b.array();
     }
 
-    /** The 64-byte header of format version 2, or 3 in the virtual layout ({@code extraFlags}: 8 in exact mode). */
+    /** The 64-byte header of format version 4 ({@code extraFlags}: 8 in exact mode; 16, the sign flag, added here). */
     private void putHeader(ByteBuffer b, boolean empty, int extraFlags, int ctype, int kd, int ext) {
         b.put((byte) 'S').put((byte) 'K').put((byte) 'S').put((byte) 'K');
         b.putShort((short) spec.version());
         b.put((byte) spec.kind);
-        int flags = (empty ? 1 : 0) | (spec.domain != 0 ? 2 : 0) | (spec.isFloat ? 4 : 0) | extraFlags;
+        int flags = (empty ? 1 : 0) | (spec.domain != 0 ? 2 : 0) | (spec.isFloat ? 4 : 0) | extraFlags
+                | (nonneg ? 16 : 0);
         b.put((byte) flags);
         b.putInt(spec.width).putInt(spec.depth).putLong(spec.seed).putLong(spec.domain);
         b.put((byte) ctype).put((byte) kd).put((byte) 0).put((byte) 0);
@@ -748,7 +754,7 @@ public final class SketchState implements Externalizable {
         b.putInt(ext);
     }
 
-    /** Format version 2 in exact mode: flag bit 3, the EXCT extension with the entries, no counters. */
+    /** Exact mode: flag bit 3, the EXCT extension with the entries, no counters. */
     private byte[] exactBytes() {
         int n = entryCount();
         long[] keys = new long[n];
@@ -816,7 +822,7 @@ public final class SketchState implements Externalizable {
         }
     }
 
-    /** Parses format-version-2 bytes of a hash or skimmed sketch (the checks of the core's decoder). */
+    /** Parses format-version-2 to -4 bytes of an AGMS, hash or skimmed sketch (the checks of the core's decoder). */
     public static SketchState fromBytes(byte[] blob) {
         if (blob.length < HEADER + 4) {
             throw corrupt("truncated: " + blob.length + " bytes is shorter than the 68-byte minimum");
@@ -826,9 +832,9 @@ public final class SketchState implements Externalizable {
             throw corrupt("bad magic: not a skimsketch sketch");
         }
         int version = b.getShort(4) & 0xFFFF;
-        if (version != 2 && version != 3) {
+        if (version < 2 || version > 4) {
             throw corrupt("format version " + version + " is not read by the SQL functions (they read versions 2 "
-                    + "and 3; rewrite the sketch with skimsketch: ss.from_bytes(b).to_bytes())");
+                    + "to 4; rewrite the sketch with skimsketch: ss.from_bytes(b).to_bytes())");
         }
         int kind = blob[6];
         if (kind != KIND_AGMS && kind != KIND_HASH && kind != KIND_SKIMMED) {
@@ -842,7 +848,7 @@ public final class SketchState implements Externalizable {
         long domain = b.getLong(24);
         int ctype = blob[32];
         int kd = blob[33];
-        if ((flags & ~15) != 0 || blob[34] != 0 || blob[35] != 0 || kd < 0 || kd > 2) {
+        if ((flags & ~(version >= 4 ? 31 : 15)) != 0 || blob[34] != 0 || blob[35] != 0 || kd < 0 || kd > 2) {
             throw corrupt("reserved header bits are set");
         }
         if (ctype < 1 || ctype > 3 || ((flags & 4) != 0) != (ctype == 2) || ((flags & 2) != 0) != (domain != 0)) {
@@ -857,9 +863,18 @@ public final class SketchState implements Externalizable {
         if (version == 3 && (kind != KIND_SKIMMED || domain != 0)) {
             throw corrupt("format version 3 is only written for skimmed sketches in the virtual layout");
         }
+        if ((flags & 16) != 0 && ctype != 2 && b.getLong(44) < 0) {
+            throw corrupt("the sign flag says every weight was >= 0, but the total weight is negative");
+        }
         if ((flags & 8) != 0) {
-            return fromExactBytes(blob, b, kind, (int) width, (int) depth, seed, domain, param, ctype == 2, cw, kd,
-                    ext, version);
+            SketchState s = fromExactBytes(blob, b, kind, (int) width, (int) depth, seed, domain, param, ctype == 2,
+                    cw, kd, ext, version);
+            boolean signs = s.exactEntries().values().stream().allMatch(v -> v.doubleValue() >= 0);
+            if ((flags & 16) != 0 && !signs) {
+                throw corrupt("the sign flag says every weight was >= 0, but an exact-mode entry is negative");
+            }
+            s.nonneg = version >= 4 ? (flags & 16) != 0 : signs; // before version 4: what the entries tell
+            return s;
         }
         long expected = HEADER + (ext & 0xFFFFFFFFL) + cw * width * depth + 4;
         if (blob.length != expected) {
@@ -876,7 +891,7 @@ public final class SketchState implements Externalizable {
         boolean range = false;
         boolean virt = ext >= 4 && blob[64] == 'V' && blob[65] == 'I' && blob[66] == 'R' && blob[67] == 'T';
         if (version == 3 || (kind == KIND_SKIMMED && domain == 0 && virt)) {
-            if (version != 3 || !virt || ext != Spec.VIRTUAL_BYTES || blob[68] != 1 || blob[70] != 0
+            if (version < 3 || !virt || ext != Spec.VIRTUAL_BYTES || blob[68] != 1 || blob[70] != 0
                     || blob[71] != 0) {
                 throw corrupt("bad virtual-layout extension (format version " + version + ")");
             }
@@ -911,6 +926,8 @@ public final class SketchState implements Externalizable {
                 vlg);
         SketchState s = new SketchState(spec);
         s.keyDomain = kd;
+        // the sign flag (version 4); before it, only an empty sketch is known to be non-negative
+        s.nonneg = version >= 4 ? (flags & 16) != 0 : (flags & 1) != 0;
         if (range && blob[69] == 1) {
             s.hasRange = true;
             s.lo = b.getLong(72);
@@ -951,10 +968,10 @@ public final class SketchState implements Externalizable {
         int lg = blob[69];
         int hd = blob[70];
         int vlg = blob[71];
-        if ((vlg != 0) != (version == 3) || (vlg != 0 && (vlg < Spec.MIN_VIRTUAL_LG || vlg > Spec.MAX_VIRTUAL_LG
-                || lg != 0 || hd != 0))) {
+        if ((vlg != 0 && version < 3) || (vlg == 0 && version == 3)
+                || (vlg != 0 && (vlg < Spec.MIN_VIRTUAL_LG || vlg > Spec.MAX_VIRTUAL_LG || lg != 0 || hd != 0))) {
             throw corrupt("format version " + version + " with an exact-mode virtual domain lg of " + vlg
-                    + " (version 3 exactly when the layout is virtual)");
+                    + " (version 3 only, and version 2 never, for the virtual layout)");
         }
         long n = b.getInt(72) & 0xFFFFFFFFL;
         if (ext != 12 + n * (8 + cw)) {
@@ -1039,6 +1056,7 @@ public final class SketchState implements Externalizable {
         ftotal = s.ftotal;
         fnull = s.fnull;
         keyDomain = s.keyDomain;
+        nonneg = s.nonneg;
         hasRange = s.hasRange;
         lo = s.lo;
         hi = s.hi;

@@ -84,9 +84,9 @@ final class Spec implements Serializable {
         return range ? "range" : hierLg > 0 ? "prefix" : virtualLg > 0 ? "virtual" : null;
     }
 
-    /** The format version of this sketch's bytes: 3 for the virtual layout, else 2. */
+    /** The format version of this sketch's bytes: 4 (the sign flag), every layout. */
     int version() {
-        return virtualLg > 0 ? 3 : 2;
+        return 4;
     }
 
     private static void checkShape(String fn, long width, long depth) {
