@@ -118,7 +118,7 @@ def _answers(spark, exprs):
 
 def test_estimates_same_sql_same_answer_native_and_python(sketches):
     spark = sketches
-    spark_udaf.register(spark)  # Python estimates
+    spark_udaf.register(spark, estimates="python")  # Python estimates
     assert _describe(spark, "skim_join_size")[1] == "Class: spark_udaf.sql.skim_join_size"
     py = _answers(spark, ESTIMATE_QUERIES)
     spark_udaf.register(spark, estimates="native")

@@ -9,7 +9,7 @@ import org.apache.spark.sql.expressions.Aggregator;
  * wrapped in Spark's ScalaAggregator (one sketch per input row, so the encoder's per-row cost
  * does not matter); the buffer is shuffled as the core's bytes.
  */
-final class UnionAgg extends Aggregator<byte[], SketchState, byte[]> {
+public final class UnionAgg extends Aggregator<byte[], SketchState, byte[]> {
     private static final long serialVersionUID = 1L;
 
     @Override
