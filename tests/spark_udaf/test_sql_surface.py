@@ -52,6 +52,15 @@ def test_describe_function_after_register_shows_usage_and_example(jar, estimates
         _assert_documented(jar, name)
 
 
+def test_describe_function_after_native_register_alone(jar):
+    """spark_udaf.native.register (the jar's functions as temporary ones, no Python) keeps their text."""
+    names = native.register(jar)
+    assert "skim_join_size" in names and "skim_sketch_agg" in names
+    for name in names:
+        _assert_documented(jar, name)
+    assert _describe(jar, "skim_join_size")[1] == "Class: io.skimsketch.spark.SkimFunctions"
+
+
 def test_describe_function_of_python_builders(jar):
     """Where the JVM has no jar, the builders are Python aggregates: they show the same kind of text."""
     fns = python_functions()

@@ -159,6 +159,27 @@ public final class SkimFunctions {
             registry.createOrReplaceTempFunction(f._1().funcName(), f._3(), "java_udf");
             names.add(f._1().funcName());
         }
+        // createOrReplaceTempFunction records no usage: re-register each temporary entry (its qualified
+        // identifier) with the function's own ExpressionInfo, so DESCRIBE FUNCTION shows usage and examples
+        Map<String, ExpressionInfo> infos = new HashMap<>();
+        for (Tuple3<FunctionIdentifier, ExpressionInfo, Function1<Seq<Expression>, Expression>> f : all()) {
+            infos.put(f._1().funcName(), f._2());
+        }
+        scala.collection.Iterator<FunctionIdentifier> ids = registry.listFunction().iterator();
+        List<FunctionIdentifier> temporary = new ArrayList<>();
+        while (ids.hasNext()) {
+            FunctionIdentifier id = ids.next();
+            boolean builtin = id.database().isDefined() && id.database().get().equals("builtin");
+            if (infos.containsKey(id.funcName()) && !builtin) {
+                temporary.add(id);
+            }
+        }
+        for (FunctionIdentifier id : temporary) {
+            Option<Function1<Seq<Expression>, Expression>> builder = registry.lookupFunctionBuilder(id);
+            if (builder.isDefined()) {
+                registry.registerFunction(id, infos.get(id.funcName()), builder.get());
+            }
+        }
         return names.toArray(new String[0]);
     }
 
