@@ -22,10 +22,11 @@ background load affects them alike):
 
 * SQL estimates (``--cases sql-estimates`` runs only these; needs the jar):
   ``skim_join_size``, ``skim_join_size_bounds`` and ``skim_frequency`` over every
-  pair of per-day hash sketches of the two tables (``--days`` days each, so
-  ``days**2`` sketch pairs, built once by the native ``skim_hash_sketch_agg``),
+  pair of per-day sketches of the two tables (``--days`` days each, so
+  ``days**2`` sketch pairs, built once natively: ``skim_hash_sketch_agg``, or with
+  ``--estimate-sketch skimmed`` the library default ``skim_sketch_agg(k, 16384)``),
   the same SQL text answered by the native functions (``register(spark,
-  estimates="native")``) and by the Python fallbacks (``register(spark)``);
+  estimates="native")``) and by the Python fallbacks (``estimates="python"``);
   printed as the ratio Python / native measured in the same run (no target).
 
 "shuffle bytes" is the sum of ``shuffleWriteBytes`` over the stages the
@@ -85,14 +86,17 @@ SQL_ESTIMATES = (
 )
 
 
-def sql_estimate_case(spark, left, right, days: int, width: int, depth: int, reps: int) -> None:
+def sql_estimate_case(spark, left, right, days: int, width: int, depth: int, reps: int,
+                      sketch: str = "hash") -> None:
     """Time the SQL estimate functions over ``days**2`` sketch pairs, native vs the Python fallbacks."""
     import spark_udaf
 
     spark_udaf.register(spark)
     t = time.perf_counter()
+    build = (f"skim_hash_sketch_agg(k, {width}, {depth}, 1)" if sketch == "hash" else "skim_sketch_agg(k, 16384, 1)")
+    shape = f"HashSketch({width}, {depth})" if sketch == "hash" else "SkimmedSketch.for_bytes(16384)"
     for name, df, seed in (("skim_bench_left", left, 5), ("skim_bench_right", right, 6)):
-        daily = spark.sql(f"""SELECT day, skim_hash_sketch_agg(k, {width}, {depth}, 1) AS sk
+        daily = spark.sql(f"""SELECT day, {build} AS sk
                              FROM (SELECT CAST(floor(rand({seed}) * {days}) AS INT) AS day, k FROM {{df}})
                              GROUP BY day""", df=df).collect()
         assert len(daily) == days, len(daily)
@@ -101,7 +105,7 @@ def sql_estimate_case(spark, left, right, days: int, width: int, depth: int, rep
         spark.table(name).count()
     pairs = days * days
     nbytes = len(spark.table("skim_bench_left").first().sk)
-    print(f"# SQL estimates: {days} x {days} = {pairs:,} pairs of per-day HashSketch({width}, {depth}) sketches "
+    print(f"# SQL estimates: {days} x {days} = {pairs:,} pairs of per-day {shape} sketches "
           f"({nbytes:,} B each), built natively in {time.perf_counter() - t:.1f} s; one query per function: "
           "SELECT sum(f(x.sk, y.sk)) FROM skim_bench_left x CROSS JOIN skim_bench_right y")
 
@@ -128,7 +132,8 @@ def sql_estimate_case(spark, left, right, days: int, width: int, depth: int, rep
             print(f"sql estimate: {f:22s} {m:7s} {secs:7.2f} s  {pairs / secs / 1e3:8.1f} k pairs/s  "
                   f"(runs: {', '.join(f'{r:.2f}' for r in rs)})")
     for f, _ in SQL_ESTIMATES:
-        same = answers[(f, "native")] == answers[(f, "python")]
+        x, y = answers[(f, "native")], answers[(f, "python")]
+        same = abs(x - y) <= 1e-9 * max(abs(x), abs(y))  # the JVM's sums round like the core's within 1e-9
         print(f"ratio {f} Python UDF / native: {med[(f, 'python')] / med[(f, 'native')]:.2f} "
               f"(same answer: {'yes' if same else 'NO'}, {answers[(f, 'native')]:,.6g})")
 
@@ -144,6 +149,8 @@ def main(argv=None):
     p.add_argument("--cases", choices=("all", "sql-estimates"), default="all",
                    help="sql-estimates: only the SQL estimate functions, native vs Python")
     p.add_argument("--days", type=int, default=64, help="per-day sketches per table of the SQL estimate case")
+    p.add_argument("--estimate-sketch", choices=("hash", "skimmed"), default="hash",
+                   help="the SQL estimate case's sketches: hash (width x depth) or the skimmed default (16 KB)")
     args = p.parse_args(argv)
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -180,7 +187,7 @@ def main(argv=None):
         if args.cases == "sql-estimates":
             if not has_native:
                 raise SystemExit("the SQL estimate case needs the native jar (a JDK): spark_udaf.native")
-            sql_estimate_case(spark, left, right, args.days, W, D, args.reps)
+            sql_estimate_case(spark, left, right, args.days, W, D, args.reps, args.estimate_sketch)
             return
         cms = spark._jvm.org.apache.spark.util.sketch.CountMinSketch
         assert cms.create(eps, conf, 1).width() == W and cms.create(eps, conf, 1).depth() == D
@@ -301,7 +308,7 @@ def main(argv=None):
         print(f"estimate {e.value:,.0f} [{e.low:,.0f}, {e.high:,.0f}] ({e.method}); exact {ex[1]:,}; "
               f"error {abs(e.value - ex[1]) / ex[1]:.2%}; sketch bytes {e.detail['sketch_bytes']:,}")
         if has_native:
-            sql_estimate_case(spark, left, right, args.days, W, D, args.reps)
+            sql_estimate_case(spark, left, right, args.days, W, D, args.reps, args.estimate_sketch)
     finally:
         spark.stop()
         tmp.cleanup()
