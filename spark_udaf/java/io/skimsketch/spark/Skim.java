@@ -1,6 +1,9 @@
 package io.skimsketch.spark;
 
+import java.nio.ByteBuffer;
 import java.util.Arrays;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -43,8 +46,55 @@ final class Skim {
         }
     }
 
-    /** The skim of a skimmed sketch (fn names the SQL function in messages). */
+    /** Memory the cache of recent skims may hold (their residual and dense counters). */
+    static final long CACHE_BYTES = 64L << 20;
+    private static final LinkedHashMap<ByteBuffer, Skim> RECENT = new LinkedHashMap<>(16, 0.75f, true);
+    private static long recentBytes;
+
+    /**
+     * The skim of a skimmed sketch (fn names the SQL function in messages). Counter-mode skims are
+     * cached by the sketch's bytes (least recently used first out, at most CACHE_BYTES): a query that
+     * joins each of n sketches with m others skims n + m times, not 2 n m (the core caches a
+     * sketch's skim on the object the same way). A skim is never changed after it is built.
+     */
     static Skim of(SketchState a, String fn) {
+        if (a.exactMode()) {
+            return compute(a, fn);
+        }
+        ByteBuffer key = ByteBuffer.wrap(a.toBytes());
+        synchronized (RECENT) {
+            Skim hit = RECENT.get(key);
+            if (hit != null) {
+                return hit;
+            }
+        }
+        Skim skim = compute(a, fn);
+        long size = skim.footprint();
+        if (size <= CACHE_BYTES / 4) {
+            synchronized (RECENT) {
+                if (RECENT.put(key, skim) == null) {
+                    recentBytes += size;
+                }
+                Iterator<Map.Entry<ByteBuffer, Skim>> it = RECENT.entrySet().iterator();
+                while (recentBytes > CACHE_BYTES && it.hasNext()) {
+                    recentBytes -= it.next().getValue().footprint();
+                    it.remove();
+                }
+            }
+        }
+        return skim;
+    }
+
+    /** Bytes this skim holds (its counters' copies dominate). */
+    long footprint() {
+        long cellsLen = 0;
+        for (double[] row : residual) {
+            cellsLen += 2L * row.length;
+        }
+        return 8L * (cellsLen + 2L * keys.length) + 64;
+    }
+
+    private static Skim compute(SketchState a, String fn) {
         Spec s = a.spec();
         double[][] counters = a.counterRows();
         if (a.exactMode()) {
