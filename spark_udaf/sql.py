@@ -796,22 +796,19 @@ def describe(name: str) -> str:
     return f"Function: {name}\nUsage: {usage}\nExtended Usage:{args}{ex}"
 
 
-def _document(spark, python_names, native_names) -> list:
-    """Give the session's temporary ``skim_*`` functions their DESCRIBE FUNCTION text -> the names done.
+def _document(spark, python_names) -> list:
+    """Give the session's temporary Python ``skim_*`` functions their DESCRIBE FUNCTION text -> the names done.
 
-    ``spark.udf.register`` (and ``createOrReplaceTempFunction``, which the jar's ``register`` uses) record
-    no usage; the function registry's entry is replaced by one with the same builder and an
-    ExpressionInfo holding usage, arguments and examples: for Python functions :data:`USAGE`, for native
-    ones the jar's (``SkimFunctions.all()``). Classic sessions only (a Connect client has no JVM handle).
+    ``spark.udf.register`` records no usage; the function registry's entry is replaced by one with the
+    same builder and an ExpressionInfo holding usage, arguments and examples (:data:`USAGE`). The jar's
+    functions keep their own text (``SkimFunctions.register``). Classic sessions only (a Connect client
+    has no JVM handle).
     """
     jss = getattr(spark, "_jsparkSession", None)
     if jss is None:
         return []
     jvm = spark._jvm
     infos = {}
-    if native_names:
-        for t in jvm.io.skimsketch.spark.SkimFunctions.all():
-            infos[t._1().funcName()] = t._2()
     make = jvm.org.apache.spark.sql.catalyst.expressions.ExpressionInfo
     for name in python_names:
         group, usage, args, ex = _info_parts(name)
@@ -881,5 +878,5 @@ def register(spark, confidence: float = 0.95, exclude_merge_subplans: bool = Tru
     for name in python_names:
         spark.udf.register(name, fns[name])
     spark.udtf.register("skim_sketch_partials", _partials_udtf())
-    _document(spark, python_names + ["skim_sketch_partials"], native_names)
+    _document(spark, python_names + ["skim_sketch_partials"])
     return tuple(dict.fromkeys(FUNCTIONS + ALIASES + native_names))

@@ -67,7 +67,7 @@ def test_describe_function_of_python_builders(jar):
     native.drop_injected(jar, BUILDERS)
     for name in BUILDERS:
         jar.udf.register(name, fns[name])
-    assert sorted(_document(jar, list(BUILDERS), ())) == sorted(BUILDERS)
+    assert sorted(_document(jar, list(BUILDERS))) == sorted(BUILDERS)
     for name in BUILDERS:
         _assert_documented(jar, name)
         assert _describe(jar, name)[1] == f"Class: spark_udaf.sql.{name}"

@@ -117,6 +117,21 @@ final class PassRules {
     private static boolean[] passes(double[][] mags, int w, double x, int extra, double scaled, double limit,
                                     int first) {
         int d = mags.length;
+        double[] tail = chanceTail(mags, w, x, extra);
+        boolean[] out = new boolean[d - first + 1];
+        for (int r = first; r <= d; r++) {
+            out[r - first] = scaled * tail[r] <= limit;
+        }
+        return out;
+    }
+
+    /**
+     * tail[r]: the probability that an absent key clears x with one sign in at least r of the d tables,
+     * table p's share of buckets with |counter| >= x being (buckets at or above x in the sorted
+     * magnitudes mags[p], plus extra, at most w) / w, halved for the sign (a Poisson-binomial tail).
+     */
+    static double[] chanceTail(double[][] mags, int w, double x, int extra) {
+        int d = mags.length;
         double[] dist = new double[d + 1];
         dist[0] = 1.0;
         for (int p = 0; p < d; p++) {
@@ -134,14 +149,11 @@ final class PassRules {
             acc = r == d ? dist[d] : acc + dist[r];
             tail[r] = acc;
         }
-        boolean[] out = new boolean[d - first + 1];
-        for (int r = first; r <= d; r++) {
-            out[r - first] = scaled * tail[r] <= limit;
-        }
-        return out;
+        return tail;
     }
 
-    private static int searchsortedLeft(double[] sorted, double x) {
+    /** numpy.searchsorted(sorted, x, side="left"). */
+    static int searchsortedLeft(double[] sorted, double x) {
         int lo = 0;
         int hi = sorted.length;
         while (lo < hi) {

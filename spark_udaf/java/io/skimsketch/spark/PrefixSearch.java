@@ -284,24 +284,8 @@ final class PrefixSearch {
             out[j] = new double[] {Double.POSITIVE_INFINITY, first + j};
         }
         int open = nr;
-        double[] dist = new double[d + 1];
         for (int i = 0; i < u && open > 0; i++) {
-            Arrays.fill(dist, 0.0);
-            dist[0] = 1.0;
-            for (int p = 0; p < d; p++) {
-                double q = (double) (width - searchsortedLeft(srt[p], xs[i])) / width / 2.0;
-                double keep = 1 - q;
-                for (int r = d; r >= 1; r--) {
-                    dist[r] = dist[r] * keep + dist[r - 1] * q;
-                }
-                dist[0] *= keep;
-            }
-            double acc = 0.0;
-            double[] tail = new double[d + 1];
-            for (int r = d; r >= 0; r--) {
-                acc = r == d ? dist[d] : acc + dist[r];
-                tail[r] = acc;
-            }
+            double[] tail = PassRules.chanceTail(srt, width, xs[i], 0);
             for (int j = 0; j < nr; j++) {
                 if (out[j][0] == Double.POSITIVE_INFINITY && tested * 2.0 * tail[first + j] <= share) {
                     out[j][0] = xs[i];
@@ -310,19 +294,5 @@ final class PrefixSearch {
             }
         }
         return out;
-    }
-
-    private static int searchsortedLeft(double[] sorted, double x) {
-        int lo = 0;
-        int hi = sorted.length;
-        while (lo < hi) {
-            int mid = (lo + hi) >>> 1;
-            if (sorted[mid] < x) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        return lo;
     }
 }
