@@ -170,7 +170,7 @@ def test_the_core_s_inputs_double_keys_and_decimal_weights(nspark):
     sk = spark_udaf.sketch_column(df, "d", ss.HashSketch(64, 3, 1), weight="w", path="native")  # builders too
     assert sk.to_bytes() == ss.HashSketch(64, 3, 1).update(keys, weights=[r[1] for r in rows]).to_bytes()
     with pytest.raises(ss.KeyTypeError, match=r"float key 0\.5 is not integral"):  # the core's error, re-raised
-        spark_udaf.sketch_column(nspark.range(3).selectExpr("id + 0.5D AS d"), "d", ss.HashSketch(64, 3, 1),
+        spark_udaf.sketch_column(nspark.range(0, 3, 1, 1).selectExpr("id + 0.5D AS d"), "d", ss.HashSketch(64, 3, 1),
                                  path="native")
     with pytest.raises(Exception, match=r"io\.skimsketch\.spark\.KeyTypeError: float key [0-9]\.5 is not integral"):
         nspark.sql("SELECT skim_sketch_agg(CAST(id AS DOUBLE) + 0.5) FROM range(3)").collect()
