@@ -28,9 +28,12 @@ def table_scale(template) -> np.ndarray:
     sketch's row mean, i.e. the inner product over ``width``). The factor is
     read off that estimator once, on a sketch of a single key, so no kind is
     special-cased here. (A skimmed sketch's counters are a hash sketch's; its
-    skimming estimator is not linear in the stream and is bypassed.)
+    skimming estimator is not linear in the stream and is bypassed.) An exact-mode
+    template's pane sums convert to the same counters, so the factor is read on the
+    counter-mode sketch of its kind and shape (exact mode answers exactly, with no tables).
     """
-    one = template.empty_like().update([0])
+    counter_mode = {k: v for k, v in template.params.items() if k != "exact"}
+    one = type(template)(**counter_mode).update([0])
     rows = Sketch.join_size(one, one).detail["tables"]
     dots = np.einsum("pq,pq->p", one.counters.astype(np.float64), one.counters.astype(np.float64))
     return np.asarray(rows, dtype=np.float64) / dots
