@@ -7,10 +7,13 @@
   (seed 0) of the bytes, first 64 bits, signed. Equal strings give equal keys whatever
   container (list, numpy, pandas, pyarrow) carried them;
 * floats are accepted only when integral (an integer column that picked up NaN
-  nulls in pandas); ``1.5`` is an error;
+  nulls in pandas) and below the float type's exact-integer limit in magnitude
+  (2**53 for float64, 2**24 for float32, 2**11 for float16: :func:`float_key_limit`);
+  ``1.5`` is an error;
 * ``None``, NaN, ``pandas.NA``/``NaT`` and Arrow nulls are *null*: skipped, and
   their weight is added to the sketch's ``null_weight`` (nulls never join);
-* ``bool``, datetimes and anything else raise :class:`KeyTypeError`.
+* ``bool`` (Python, numpy, pandas, Arrow; also inside a list of integers), datetimes and
+  anything else raise :class:`KeyTypeError`.
 
 Weights follow :mod:`skimsketch.weights` (re-exported here for the modules that take keys
 and weights together); string columns are fingerprinted by the active kernels
@@ -45,11 +48,25 @@ __all__ = ["CanonicalBatch", "batch_scalar_weight", "canonical_key", "canonical_
            "scalar_weight", "select_rows", "weights_array"]
 
 _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
-# Float keys must stay below 2**53 in magnitude: beyond it a float cannot tell
-# neighbouring integers apart (an int64 column that went through float64 has
-# already lost its low bits), so such a key could silently be another key.
-_F64_EXACT_KEY = 2.0**53
 _FLOAT_KEY_REMEDY = "pass integer keys (e.g. the pandas 'Int64' dtype instead of float64 with NaN)"
+_BOOL_KEYS = "bool keys are not supported: cast them to int explicitly"
+
+
+def float_key_limit(dtype) -> int:
+    """The exponent ``e`` below whose power ``2**e`` (in magnitude) float keys of ``dtype`` are exact
+    integers: 53 for float64, 24 for float32, 11 for float16 (the significand's bits). At and beyond
+    it a float cannot tell neighbouring integers apart (an int64 column that went through float64
+    has already lost its low bits), so such a key could silently be another key: refused. Wider
+    types (long double) keep float64's limit, as a scalar key goes through a Python float.
+
+    >>> float_key_limit(np.float64), float_key_limit(np.float32), float_key_limit(np.float16)
+    (53, 24, 11)
+    """
+    return min(np.finfo(dtype).nmant + 1, 53)
+
+
+def _float_name(dtype) -> str:
+    return "float" if np.dtype(dtype) == np.float64 else np.dtype(dtype).name
 
 
 def fingerprint64_many(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
@@ -95,7 +112,7 @@ def canonical_key(x) -> int | None:
     if is_null(x):
         return None
     if isinstance(x, (bool, np.bool_)):
-        raise KeyTypeError("bool keys are not supported: cast them to int explicitly")
+        raise KeyTypeError(_BOOL_KEYS)
     if isinstance(x, numbers.Integral):
         v = int(x)
         if not _I64_MIN <= v <= _I64_MAX:
@@ -106,17 +123,22 @@ def canonical_key(x) -> int | None:
     if isinstance(x, (bytes, bytearray, memoryview)):
         return fingerprint64(bytes(x))
     if isinstance(x, (float, np.floating)):
+        dtype = x.dtype if isinstance(x, np.floating) else np.float64
         f = float(x)
-        if f.is_integer() and abs(f) < _F64_EXACT_KEY:
+        if f.is_integer() and abs(f) < 2.0 ** float_key_limit(dtype):
             return int(f)
-        raise _float_key_error(f)
+        raise _float_key_error(f, dtype)
     raise KeyTypeError(f"unsupported key type {type(x).__name__}: use int, str or bytes keys")
 
 
-def _float_key_error(f: float) -> KeyTypeError:
+def _float_key_error(f: float, dtype=np.float64) -> KeyTypeError:
+    """The error for float key ``f`` of ``dtype``: beyond the type's exact integers, or not integral."""
+    name = _float_name(dtype)
     if math.isfinite(f) and f.is_integer():
+        e = float_key_limit(dtype)
+        what = "floats" if name == "float" else f"{name} values"
         return KeyTypeError(
-            f"float key {f!r} is not below 2**53 in magnitude, where floats cannot tell neighbouring "
+            f"{name} key {f!r} is not below 2**{e} in magnitude, where {what} cannot tell neighbouring "
             f"integers apart: {_FLOAT_KEY_REMEDY}"
         )
     return KeyTypeError(f"float key {f!r} is not integral; only integer, str and bytes keys are supported")
@@ -160,12 +182,13 @@ def _numpy_keys(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
             raise KeyTypeError(f"unsigned key {int(arr.max())} does not fit in int64")
         return arr.astype(np.int64), None
     if kind == "f":
-        null = np.isnan(arr)
-        vals = arr[~null]
-        bad = ~(np.abs(vals) < _F64_EXACT_KEY) | (vals != np.floor(vals))
+        full = arr.astype(np.float64, copy=False)  # exact for every narrower float; no overflow in the limit
+        null = np.isnan(full)
+        vals = full[~null]
+        bad = ~(np.abs(vals) < 2.0 ** float_key_limit(arr.dtype)) | (vals != np.floor(vals))
         if bad.any():
-            raise _float_key_error(float(vals[bad][0]))
-        keys = np.where(null, 0.0, arr).astype(np.int64)
+            raise _float_key_error(float(vals[bad][0]), arr.dtype)
+        keys = np.where(null, 0.0, full).astype(np.int64)
         return keys, (null if null.any() else None)
     if kind in "US":
         return _string_keys(arr), None
@@ -177,7 +200,7 @@ def _numpy_keys(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         keys, null = _object_keys(arr)
         return keys, (null if null.any() else None)
     if kind == "b":
-        raise KeyTypeError("bool keys are not supported: cast them to int explicitly")
+        raise KeyTypeError(_BOOL_KEYS)
     raise KeyTypeError(f"unsupported key dtype {arr.dtype}: use int, str or bytes keys")
 
 
@@ -202,6 +225,8 @@ def _arrow_keys(arr) -> tuple[np.ndarray, np.ndarray | None]:
         return _arrow_keys(arr.dictionary_decode())
     if pa.types.is_null(t):  # an all-null column (SQL NULL literal): every key is null
         return np.zeros(len(arr), dtype=np.int64), np.ones(len(arr), dtype=bool)
+    if pa.types.is_boolean(t):
+        raise KeyTypeError(_BOOL_KEYS)
     raise KeyTypeError(f"unsupported Arrow key type {t}: use integer, string or binary columns")
 
 
@@ -216,10 +241,10 @@ def _pandas_keys(s) -> tuple[np.ndarray, np.ndarray | None]:
         return keys, (null if has_null else None)
     if kind in "iuf" and not str(dtype).startswith(("Int", "UInt", "Float")):
         return _numpy_keys(s.to_numpy())
-    if kind == "f":
-        return _numpy_keys(s.to_numpy(dtype=np.float64, na_value=np.nan))
+    if kind == "f":  # nullable Float32/Float64: their own width (float_key_limit)
+        return _numpy_keys(s.to_numpy(dtype=getattr(dtype, "numpy_dtype", np.float64), na_value=np.nan))
     if kind == "b":
-        raise KeyTypeError("bool keys are not supported: cast them to int explicitly")
+        raise KeyTypeError(_BOOL_KEYS)
     return _numpy_keys(s.to_numpy(dtype=object))
 
 
@@ -251,6 +276,8 @@ def keys_array(keys) -> tuple[np.ndarray, np.ndarray | None]:
             arr = np.asarray(seq)
         except (ValueError, OverflowError):
             arr = np.array(seq, dtype=object)
+        if arr.dtype.kind in "iuf" and any(issubclass(t, (bool, np.bool_)) for t in set(map(type, seq))):
+            raise KeyTypeError(_BOOL_KEYS)  # numpy made [1, True] the integers [1, 1]
         if arr.dtype.kind not in "iu" or arr.ndim != 1:
             arr = np.empty(len(seq), dtype=object)
             arr[:] = seq
