@@ -17,8 +17,8 @@ import scala.collection.immutable.Seq;
  * The build aggregates (skim_sketch_agg, skim_hash_sketch_agg, skim_sketch_like_agg): one sketch of
  * a key column, optionally weighted, as a TypedImperativeAggregate, so Spark plans an
  * ObjectHashAggregate with a map-side partial step and evaluates the key directly (no encoder
- * round trip per row). Children: the key (bigint; double holding an integer below 2^53, NaN being
- * NULL; or binary hashed through fingerprint64) and optionally the weight (bigint or DECIMAL(p, 0)
+ * round trip per row). Children: the key (bigint; double holding an integer below 2^53 or float one
+ * below 2^24, NaN being NULL; or binary hashed through fingerprint64) and optionally the weight (bigint or DECIMAL(p, 0)
  * for integer counters, double for float counters). NULL keys add their weight to the
  * null weight; rows with a NULL (or NaN) weight are skipped, as the Python builders do. The
  * partial buffer is shuffled as the core's bytes.
@@ -68,6 +68,8 @@ public final class BuildAggregate extends TypedImperativeAggregate<SketchState> 
         Object k = key.eval(row);
         if (k instanceof Double) {
             k = Keys.doubleKey((Double) k);
+        } else if (k instanceof Float) {
+            k = Keys.floatKey((Float) k);
         }
         if (weight == null) {
             add(b, k, 1L);
@@ -109,7 +111,7 @@ public final class BuildAggregate extends TypedImperativeAggregate<SketchState> 
     }
 
     private long canonical(Object k) {
-        return bytesKeys ? Hashing.fingerprint64((byte[]) k) : (Long) k; // double keys: Keys.doubleKey first
+        return bytesKeys ? Hashing.fingerprint64((byte[]) k) : (Long) k; // float keys: Keys.doubleKey/floatKey first
     }
 
     @Override

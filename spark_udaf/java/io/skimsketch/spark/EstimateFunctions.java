@@ -86,6 +86,11 @@ public final class EstimateFunctions {
         return frequency(a, Keys.doubleKey(key), SketchState.KEY_INT, Keys.pyRepr(key), confidence);
     }
 
+    /** FLOAT keys holding integers below 2^24 (a NaN key, which is NULL, never reaches here). */
+    public static double frequencyFloat(byte[] a, float key, double confidence) {
+        return frequency(a, Keys.floatKey(key), SketchState.KEY_INT, Keys.pyRepr((double) key), confidence);
+    }
+
     /** String keys: their UTF-8 bytes. */
     public static double frequencyString(byte[] a, UTF8String key, double confidence) {
         return frequency(a, Hashing.fingerprint64(key.getBytes()), SketchState.KEY_BYTES, Keys.pyRepr(key.toString()),

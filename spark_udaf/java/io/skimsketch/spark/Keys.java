@@ -5,8 +5,10 @@ import org.apache.spark.sql.types.Decimal;
 
 /** The core's rules for key and weight values the SQL types do not settle (skimsketch/keys.py). */
 final class Keys {
-    /** 2**53: floats at or above it in magnitude cannot tell neighbouring integers apart. */
+    /** 2**53: DOUBLE keys at or above it in magnitude cannot tell neighbouring integers apart. */
     static final double F64_EXACT_KEY = 9007199254740992.0;
+    /** 2**24: FLOAT keys at or above it in magnitude cannot tell neighbouring integers apart. */
+    static final double F32_EXACT_KEY = 16777216.0;
     private static final String FLOAT_KEY_REMEDY =
             "pass integer keys (e.g. the pandas 'Int64' dtype instead of float64 with NaN)";
 
@@ -14,15 +16,24 @@ final class Keys {
 
     /** A DOUBLE key as its integer (null for NaN, which is a null key); a KeyTypeError otherwise. */
     static Long doubleKey(double f) {
+        return integralKey(f, F64_EXACT_KEY, "float", "floats", 53);
+    }
+
+    /** A FLOAT key as its integer: integral and below 2**24 in magnitude (float_key_limit in keys.py). */
+    static Long floatKey(float f) {
+        return integralKey(f, F32_EXACT_KEY, "float32", "float32 values", 24);
+    }
+
+    private static Long integralKey(double f, double limit, String name, String what, int exponent) {
         if (Double.isNaN(f)) {
             return null;
         }
-        if (Math.abs(f) < F64_EXACT_KEY && f == Math.floor(f)) {
+        if (Math.abs(f) < limit && f == Math.floor(f)) {
             return (long) f;
         }
         if (Double.isFinite(f) && f == Math.floor(f)) {
-            throw new KeyTypeError("float key " + pyRepr(f) + " is not below 2**53 in magnitude, where floats cannot "
-                    + "tell neighbouring integers apart: " + FLOAT_KEY_REMEDY);
+            throw new KeyTypeError(name + " key " + pyRepr(f) + " is not below 2**" + exponent + " in magnitude, where "
+                    + what + " cannot tell neighbouring integers apart: " + FLOAT_KEY_REMEDY);
         }
         throw new KeyTypeError("float key " + pyRepr(f)
                 + " is not integral; only integer, str and bytes keys are supported");

@@ -347,7 +347,7 @@ public final class SkimFunctions {
             keyAs = DataTypes.LongType;
         } else if (kt instanceof FloatType || kt instanceof DoubleType) {
             bytesKeys = false;
-            keyAs = DataTypes.DoubleType; // integral values below 2^53, checked per row (Keys.doubleKey)
+            keyAs = kt; // integral values below 2^53 (2^24 for FLOAT), checked per row (Keys.doubleKey/floatKey)
         } else {
             throw error(fn + ": key has type " + kt.simpleString() + "; supported key types are " + KEY_TYPES
                     + " (cast it, e.g. CAST(key AS BIGINT) or CAST(key AS STRING))");
@@ -576,8 +576,8 @@ public final class SkimFunctions {
             m = "frequencyLong";
             k = castTo(key, DataTypes.LongType);
         } else if (kt instanceof FloatType || kt instanceof DoubleType) {
-            m = "frequencyDouble";
-            k = castTo(key, DataTypes.DoubleType);
+            m = kt instanceof FloatType ? "frequencyFloat" : "frequencyDouble"; // each type's integer limit
+            k = key;
         } else if (kt instanceof StringType) {
             m = "frequencyString";
             k = key;
@@ -590,7 +590,7 @@ public final class SkimFunctions {
         args.add(k);
         args.add(confidence);
         Expression call = invoke(EstimateFunctions.class, DataTypes.DoubleType, m, args);
-        if (m.equals("frequencyDouble")) { // a NaN key is NULL, as in the builders
+        if (m.equals("frequencyDouble") || m.equals("frequencyFloat")) { // a NaN key is NULL, as in the builders
             return new If(new IsNaN(k), Literal.create(null, DataTypes.DoubleType), call);
         }
         return call;
