@@ -32,6 +32,7 @@ from .base import Sketch
 from .errors import KeyDomainError, SketchError
 from .hash_sketch import HashSketch
 from .serde import from_bytes
+from .sizing import check_nbytes
 from .skimmed import SkimmedSketch
 
 __all__ = ["estimate_label", "format_confidence", "format_number", "main"]
@@ -103,7 +104,7 @@ def _template(a):
         if a.width is not None:
             count = cls(a.width, a.depth, a.seed, **params)
         else:
-            count = cls.for_bytes(DEFAULT_NBYTES if a.nbytes is None else a.nbytes, seed=a.seed, **params)
+            count = cls.for_bytes(DEFAULT_NBYTES if a.nbytes is None else check_nbytes(a.nbytes), seed=a.seed, **params)
     except (TypeError, ValueError) as e:
         raise CliError(f"cannot build the sketch: {e}") from None
     return count if a.weight is None else type(count)(**dict(count.params, dtype="float64"))
@@ -201,8 +202,7 @@ class _Input:
             names = schema.names
             return names, schema.field(self.column).type if self.column in names else None
         parse, _ = self._csv_options()
-        with pacsv.open_csv(self.path, parse_options=parse) as r:
-            names = r.schema.names
+        names = _open_csv(self.path, parse, None)[0].schema.names
         return names, None  # CSV keys: as written (strings) or --key-type
 
     @property
@@ -223,14 +223,12 @@ class _Input:
         """(keys, weights or None) per batch."""
         import pyarrow as pa
         import pyarrow.compute as pc
-        import pyarrow.csv as pacsv
         import pyarrow.parquet as pq
 
         if self.fmt == "parquet":
             reader = pq.ParquetFile(self.path).iter_batches(columns=self.columns)
         else:
-            parse, conv = self._csv_options()
-            reader = pacsv.open_csv(self.path, parse_options=parse, convert_options=conv)
+            reader = _csv_batches(self.path, *self._csv_options())
         for batch in reader:
             if not batch.num_rows:
                 continue
@@ -246,6 +244,52 @@ class _Input:
                                "in, or none to keep them as stored") from None
             weights = batch.column(batch.schema.get_field_index(self.weight)) if self.weight else None
             yield keys, weights
+
+
+#: pyarrow's CSV block size to start with; a row longer than the block makes it fail ("straddling
+#: object"), so the block grows until the row fits (up to the largest pyarrow takes).
+CSV_BLOCK = 1 << 20
+_CSV_BLOCK_MAX = (1 << 31) - 1
+
+
+def _open_csv(path: Path, parse, conv, block: int = CSV_BLOCK):
+    """(reader, block size) of CSV ``path``, the block grown while one row does not fit its first block."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    while True:
+        try:
+            opts = pacsv.ReadOptions(block_size=block)
+            return pacsv.open_csv(path, read_options=opts, parse_options=parse, convert_options=conv), block
+        except pa.ArrowInvalid as e:
+            if "straddling" not in str(e) or block >= _CSV_BLOCK_MAX:
+                raise
+            block = min(4 * block, _CSV_BLOCK_MAX)
+
+
+def _csv_batches(path: Path, parse, conv):
+    """The record batches of CSV ``path``, whatever its rows' lengths: when a row does not fit the
+    block, the file is read again with a larger block, skipping the rows already given (a row's
+    values do not depend on the block size)."""
+    import pyarrow as pa
+
+    done, block = 0, CSV_BLOCK
+    while True:
+        reader, block = _open_csv(path, parse, conv, block)
+        skip = done
+        try:
+            for batch in reader:
+                if skip >= batch.num_rows:
+                    skip -= batch.num_rows
+                    continue
+                batch, skip = batch.slice(skip), 0
+                done += batch.num_rows
+                yield batch
+            return
+        except pa.ArrowInvalid as e:
+            if "straddling" not in str(e) or block >= _CSV_BLOCK_MAX:
+                raise
+            block = min(4 * block, _CSV_BLOCK_MAX)
 
 
 def _inputs(a) -> list:

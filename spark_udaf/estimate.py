@@ -7,6 +7,7 @@ import math
 import time
 
 import skimsketch as ss
+from skimsketch.sizing import check_nbytes
 
 from . import native_build
 from ._common import check_columns, check_weight_field
@@ -63,7 +64,7 @@ def default_sketch(nbytes: int | None = None, width: int | None = None, depth: i
     if width is not None:
         count = ss.SkimmedSketch(width, depth, seed)
     else:
-        count = ss.SkimmedSketch.for_bytes(DEFAULT_NBYTES if nbytes is None else nbytes, seed=seed)
+        count = ss.SkimmedSketch.for_bytes(DEFAULT_NBYTES if nbytes is None else check_nbytes(nbytes), seed=seed)
     return count if dtype == "int64" else type(count)(**dict(count.params, dtype=dtype))
 
 
