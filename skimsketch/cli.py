@@ -194,7 +194,6 @@ class _Input:
         return pacsv.ParseOptions(delimiter=delim), conv
 
     def _schema(self):
-        import pyarrow.csv as pacsv
         import pyarrow.parquet as pq
 
         if self.fmt == "parquet":

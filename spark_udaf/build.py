@@ -31,7 +31,7 @@ from ._common import (
 from . import native_build
 from .parquet import counted, plain_parquet_scan, require_template, sketch_parquet_scan
 from .partials import CHUNK_ROWS, PartialAccumulator
-from .sql import skim_merge_udf
+from .sql_udfs import skim_merge_udf
 
 __all__ = ["sketch_column", "sketch_pair", "sketch_parquet", "sketch_partials", "sketch_by", "merge_sketch_column",
            "PartialAccumulator", "plain_parquet_scan"]  # re-exported from spark_udaf.partials and .parquet

@@ -6,7 +6,8 @@ import pytest
 import skimsketch as ss
 import spark_udaf
 from spark_udaf import native
-from spark_udaf.sql import USAGE, _document, python_functions
+from spark_udaf.sql import USAGE, python_functions
+from spark_udaf.sql_docs import document as _document
 
 pytestmark = pytest.mark.spark
 
@@ -273,7 +274,7 @@ def test_python_builder_reads_a_positional_weight_by_type_and_count():
     given by name make the first argument after key the weight; otherwise it is the first constant."""
     import pyarrow as pa
 
-    from spark_udaf.sql import _sketch_agg_spec
+    from spark_udaf.sql_args import sketch_agg_spec as _sketch_agg_spec
 
     k, wi, wd = pa.array([1, 2]), pa.array([3, 4]), pa.array([1.5, 2.0])
 
