@@ -178,7 +178,7 @@ def test_estimates_same_bad_input_same_error(sketches, estimates, expr, message)
 # -- the builders (Python where the JVM has no jar) -------------------------------------------------
 
 BUILD_QUERIES = [
-    "skim_sketch_agg(k)", "skim_sketch_agg(k, 4096)", "skim_sketch_agg(k, 4096, 3)",
+    "skim_sketch_agg(k)", "skim_sketch_agg(k, 4096, 0)", "skim_sketch_agg(k, 4096, 3)",
     "skim_sketch_agg(k, nbytes => 4096, seed => 3)", "skim_sketch_agg(k, seed => 3)",
     "skim_sketch_agg(sk, weight => w)", "skim_sketch_agg(k, weight => w, nbytes => 2048)",
     "skim_sketch_agg(k, CAST(w AS DOUBLE))", "skim_sketch_agg(k, CAST(w AS DECIMAL(10, 2)), 2048)",
@@ -261,17 +261,26 @@ def test_builders_same_bad_input_same_error(sketches, request, path, expr, messa
 
 
 def test_python_builder_positional_integer_weight_is_refused_with_the_remedy(python_builders):
-    """The one documented difference: a Python aggregate sees values, not expressions, so an integer column
-    in a constant's place is refused (the native builder reads it as the weight)."""
+    """The one documented difference: a Python aggregate sees values, not expressions, so an integer after key
+    that could be the weight or nbytes is refused, whatever its values (the native builder reads a column as
+    the weight, a constant as nbytes)."""
+    remedy = r"the Python functions cannot tell a column from a constant: give a weight column by name, " \
+             r"skim_sketch_agg\(key, weight => column, ...\)"
     with pytest.raises(Exception, match=r"skim_sketch_agg: parameter nbytes must be constant within a group, got "
-                                        r"\d+ and \d+ \(a column here is a weight\? Python builders take it by name: "
-                                        r"skim_sketch_agg\(key, weight => column, ...\)"):
+                                        r"\d+ and \d+ \(" + remedy):
         python_builders.sql("SELECT skim_sketch_agg(k, w) FROM surf_rows").collect()
+    with pytest.raises(Exception, match=r"skim_sketch_agg: the bigint 4000 after the key could be the weight \(a "
+                                        r"column\) or nbytes \(a constant\); " + remedy + r", docs/spark.md, or the "
+                                        r"constant by name, skim_sketch_agg\(key, nbytes => 4000, \.\.\.\)"):
+        python_builders.sql("SELECT skim_sketch_agg(k, w * 1000) FROM surf_rows WHERE w = 4").collect()
+    with pytest.raises(Exception, match=r"skim_sketch_agg: the int 4096 after the key could be the weight"):
+        python_builders.sql("SELECT skim_sketch_agg(k, 4096) FROM surf_rows").collect()
 
 
 def test_python_builder_reads_a_positional_weight_by_type_and_count():
     """The rule of docs/spark.md: a float/decimal column, four arguments after key, or a parameter also
-    given by name make the first argument after key the weight; otherwise it is the first constant."""
+    given by name make the first argument after key the weight; a call whose weight reading is invalid reads
+    it as the first constant; a call valid both ways is refused."""
     import pyarrow as pa
 
     from spark_udaf.sql_args import sketch_agg_spec as _sketch_agg_spec
@@ -286,7 +295,13 @@ def test_python_builder_reads_a_positional_weight_by_type_and_count():
         return w, sk.to_bytes()
 
     assert spec(False, k, wd) == (wd, ss.SkimmedSketch.for_bytes(16384, dtype="float64").to_bytes())
-    assert spec(False, k, c(4096)) == (None, ss.SkimmedSketch.for_bytes(4096).to_bytes())
+    with pytest.raises(ValueError, match=r"f: the bigint 4096 after the key could be the weight \(a column\) or "
+                                         r"nbytes \(a constant\)"):
+        spec(False, k, c(4096))
+    with pytest.raises(ValueError, match=r"f: the bigint 2048 after the key could be the weight \(a column\) or "
+                                         r"width \(a constant\)"):
+        spec(True, k, c(2048), c(64), c(5))
+    assert spec(False, k, c(4096), c(0)) == (None, ss.SkimmedSketch.for_bytes(4096).to_bytes())
     assert spec(False, k, c(4096), c(3)) == (None, ss.SkimmedSketch.for_bytes(4096, seed=3).to_bytes())
     assert spec(False, k, c(64), c(5), c(1)) == (None, ss.SkimmedSketch(64, 5, 1).to_bytes())
     assert spec(False, k, wi, c(64), c(5), c(1)) == (wi, ss.SkimmedSketch(64, 5, 1).to_bytes())
@@ -296,6 +311,7 @@ def test_python_builder_reads_a_positional_weight_by_type_and_count():
     assert spec(True, k, wi, c(64), c(5), c(7)) == (wi, ss.HashSketch(64, 5, 7).to_bytes())
     assert spec(True, k, wi, width=c(64), depth=c(5)) == (wi, ss.HashSketch(64, 5, 0).to_bytes())
     assert spec(True, k, wd, c(64), c(5)) == (wd, ss.HashSketch(64, 5, 0, dtype="float64").to_bytes())
-    with pytest.raises(ValueError, match=r"f: parameter width must be constant within a group, got 3 and 4 "
-                                         r"\(a column here is a weight\?"):
+    with pytest.raises(ValueError, match=r"f: parameter width must be constant within a group, got 3 and 4 \(the "
+                                         r"Python functions cannot tell a column from a constant: give a weight "
+                                         r"column by name, f\(key, weight => column, ...\)"):
         spec(True, k, wi, c(64), c(5))
