@@ -25,13 +25,7 @@ import numpy as np
 from .bounds import chebyshev_k
 from .state import INT_COUNTER_BYTES
 
-__all__ = ["COUNTER_BYTES", "DEFAULT_DEPTH", "MIN_NBYTES", "check_nbytes", "counter_bytes", "framed_budget",
-           "shape_for_bytes", "shape_for_error"]
-
-#: The smallest byte budget the user-facing interfaces accept (the CLI's ``--nbytes``, the Spark API's
-#: ``nbytes=``, SQL's ``nbytes``, and the JVM's SkimFunctions.MIN_NBYTES): below it a sketch's errors swamp
-#: its estimates. The constructors (``for_bytes``) go lower, down to one counter per table.
-MIN_NBYTES = 1024
+__all__ = ["COUNTER_BYTES", "DEFAULT_DEPTH", "counter_bytes", "framed_budget", "shape_for_bytes", "shape_for_error"]
 
 DEFAULT_DEPTH = 5
 # Budgets are counted in 4-byte counters: integer counters are int32 by default (widened exactly
@@ -65,38 +59,10 @@ def counter_bytes(dtype=None) -> int:
     return 8 if dtype is not None and np.dtype(dtype).kind == "f" else COUNTER_BYTES
 
 
-def _integer(x):
-    """``x`` as a Python int when it is an integer (Python or numpy, not bool), else ``x`` unchanged."""
-    return int(x) if isinstance(x, numbers.Integral) and not isinstance(x, (bool, np.bool_)) else x
-
-
-def check_nbytes(nbytes) -> int:
-    """A user's byte budget as an int, at least :data:`MIN_NBYTES` (numpy integers accepted) -> ValueError
-    with one message for every interface otherwise.
-
-    >>> check_nbytes(np.int64(8192))
-    8192
-    >>> check_nbytes(100)
-    Traceback (most recent call last):
-    ...
-    ValueError: nbytes must be at least 1024 (smaller sketches' errors swamp their estimates), got 100
-    """
-    n = _integer(nbytes)
-    if not isinstance(n, int) or isinstance(n, bool):
-        raise ValueError(f"nbytes must be an integer number of bytes (at least {MIN_NBYTES}), got {nbytes!r}")
-    if n < MIN_NBYTES:
-        raise ValueError(f"nbytes must be at least {MIN_NBYTES} (smaller sketches' errors swamp their estimates), "
-                         f"got {n}")
-    return n
-
-
 def framed_budget(nbytes: int, frame: int) -> int:
-    """Bytes left for counters once the serialised frame (header, checksum) is paid (``nbytes``: an int,
-    numpy integers too)."""
-    nbytes = _integer(nbytes)
-    if isinstance(nbytes, bool) or not isinstance(nbytes, int):
-        raise ValueError(f"nbytes must be an integer number of bytes, got {nbytes!r}")
-    if nbytes < frame + COUNTER_BYTES:
+    """Bytes left for counters once the serialised frame (header, checksum) is paid."""
+    nbytes = int(nbytes) if isinstance(nbytes, np.integer) else nbytes  # numpy integers are integers
+    if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < frame + COUNTER_BYTES:
         raise ValueError(
             f"nbytes must be an int >= {frame + COUNTER_BYTES} (the {frame}-byte serialised frame and one "
             f"counter), got {nbytes!r}: give a larger budget"
@@ -112,10 +78,35 @@ def shape_for_bytes(nbytes: int, depth: int | None = None, per_counter: int = CO
     >>> shape_for_bytes(65536, per_counter=8)
     (1638, 5)
     """
-    nbytes = _integer(nbytes)
     if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < per_counter:
         raise ValueError(f"nbytes must be an int >= {per_counter}, got {nbytes!r}")
     counters = nbytes // per_counter
     d = DEFAULT_DEPTH if depth is None else depth
     d = max(1, min(d, counters))
     return counters // d, d
+
+
+#: The smallest byte budget the user-facing interfaces accept (the CLI's ``--nbytes``, the Spark API's
+#: ``nbytes=``, SQL's ``nbytes``, and the JVM's SkimFunctions.MIN_NBYTES): below it a sketch's errors swamp
+#: its estimates. The constructors (``for_bytes``) go lower, down to one counter per table.
+MIN_NBYTES = 1024
+__all__ += ["MIN_NBYTES", "check_nbytes"]
+
+
+def check_nbytes(nbytes) -> int:
+    """A user's byte budget as an int, at least :data:`MIN_NBYTES` (numpy integers accepted) -> ValueError
+    with one message for every interface otherwise.
+
+    >>> check_nbytes(np.int64(8192))
+    8192
+    >>> check_nbytes(100)
+    Traceback (most recent call last):
+    ...
+    ValueError: nbytes must be at least 1024 (smaller sketches' errors swamp their estimates), got 100
+    """
+    if isinstance(nbytes, (bool, np.bool_)) or not isinstance(nbytes, numbers.Integral):
+        raise ValueError(f"nbytes must be an integer number of bytes (at least {MIN_NBYTES}), got {nbytes!r}")
+    if nbytes < MIN_NBYTES:
+        raise ValueError(f"nbytes must be at least {MIN_NBYTES} (smaller sketches' errors swamp their estimates), "
+                         f"got {int(nbytes)}")
+    return int(nbytes)
