@@ -81,7 +81,7 @@ def shape_for_bytes(nbytes: int, depth: int | None = None, per_counter: int = CO
     if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < per_counter:
         raise ValueError(f"nbytes must be an int >= {per_counter}, got {nbytes!r}")
     counters = nbytes // per_counter
-    d = DEFAULT_DEPTH if depth is None else depth
+    d = DEFAULT_DEPTH if depth is None else int(depth) if isinstance(depth, np.integer) else depth
     d = max(1, min(d, counters))
     return counters // d, d
 
