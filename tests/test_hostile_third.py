@@ -219,8 +219,8 @@ def test_the_cli_reads_csv_keys_of_several_megabytes_as_parquet(tmp_path):
                          ss.SkimmedSketch(**dict(ss.SkimmedSketch.for_bytes(16384).params, dtype="float64"))
                          .update(keys, weights=weights))):
         outcomes = {"core": ("ok", core.to_bytes()),
-                    "cli csv": _outcome(lambda: _cli_sketch([csv], tmp_path / "c.sks", *flags)),
-                    "cli parquet": _outcome(lambda: _cli_sketch([parquet], tmp_path / "p.sks", *flags))}
+                    "cli csv": _outcome(lambda f=flags: _cli_sketch([csv], tmp_path / "c.sks", *f)),
+                    "cli parquet": _outcome(lambda f=flags: _cli_sketch([parquet], tmp_path / "p.sks", *f))}
         _agree(outcomes)
 
 
@@ -347,16 +347,17 @@ def test_a_positional_weight_is_never_read_as_a_size(priced, wtype):
 @pytest.mark.spark
 def test_sizes_in_the_spark_api_and_sql_take_numpy_integers_and_one_smallest_budget(priced):
     import spark_udaf
+    from spark_udaf.estimate import default_sketch
 
     spark, _ = priced
     df = spark.table("hostile3_priced")
     want = spark_udaf.estimate_join_size(df, "k", df, "k", nbytes=8192, path="python")
     got = spark_udaf.estimate_join_size(df, "k", df, "k", nbytes=np.int64(8192), seed=np.uint64(0), path="python")
     assert (got.value, got.low, got.high) == (want.value, want.low, want.high)
-    assert spark_udaf.default_sketch(np.int32(8192)) == ss.SkimmedSketch.for_bytes(8192)
+    assert default_sketch(np.int32(8192)) == ss.SkimmedSketch.for_bytes(8192)
     for nbytes in (100, 1023):
-        outcomes = {"spark api": _outcome(lambda: spark_udaf.estimate_join_size(df, "k", df, "k", nbytes=nbytes)),
-                    "default sketch": _outcome(lambda: spark_udaf.default_sketch(nbytes))}
+        outcomes = {"spark api": _outcome(lambda n=nbytes: spark_udaf.estimate_join_size(df, "k", df, "k", nbytes=n)),
+                    "default sketch": _outcome(lambda n=nbytes: default_sketch(n))}
         outcomes.update(_both_sql(spark, f"SELECT skim_sketch_agg(k, nbytes => {nbytes}) AS s FROM hostile3_priced"))
         _agree(outcomes, MIN_BUDGET + str(nbytes))
     ok = _both_sql(spark, "SELECT skim_sketch_agg(k, nbytes => 1024) AS s FROM hostile3_priced")
