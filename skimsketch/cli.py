@@ -32,7 +32,7 @@ from .base import Sketch
 from .errors import KeyDomainError, SketchError
 from .hash_sketch import HashSketch
 from .serde import from_bytes
-from .sizing import check_nbytes
+from .sizing import MIN_NBYTES, check_nbytes
 from .skimmed import SkimmedSketch
 
 __all__ = ["estimate_label", "format_confidence", "format_number", "main"]
@@ -66,7 +66,8 @@ def _parser() -> argparse.ArgumentParser:
                          "written, i.e. strings: '0123' and '123' are different keys)")
     sk.add_argument("--kind", choices=sorted(KINDS), default="skimmed", help="sketch kind (default skimmed)")
     sk.add_argument("--nbytes", type=int, default=None,
-                    help=f"memory budget in bytes; the library's default shape for it (default {DEFAULT_NBYTES})")
+                    help=f"memory budget in bytes, at least {MIN_NBYTES}; the library's default shape for it "
+                         f"(default {DEFAULT_NBYTES})")
     sk.add_argument("--width", type=int, default=None, help="buckets per table (with --depth, instead of --nbytes)")
     sk.add_argument("--depth", type=int, default=None, help="number of tables (with --width)")
     sk.add_argument("--domain", type=int, default=None,

@@ -25,6 +25,7 @@ import tempfile
 import time
 
 import skimsketch as ss
+from skimsketch.sizing import check_nbytes
 
 from .cluster import ship_package
 from .datagen import zipf_table
@@ -74,6 +75,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     for name in ("rows", "width", "depth", "domain", "nbytes", "repeat"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             p.error(f"--{name} must be positive")
+    try:
+        check_nbytes(args.nbytes)  # the smallest budget of every interface
+    except ValueError as e:
+        p.error(str(e))
     if args.right_rows is None:
         args.right_rows = args.rows
     return args
