@@ -284,7 +284,8 @@ def _both_sql(spark, query) -> dict:
     return out
 
 
-WEIGHT_TYPES = ["int", "bigint", "smallint", "tinyint", "decimal(10,0)", "double", "float"]
+WEIGHT_TYPES = ["int", "double"] + [pytest.param(t, marks=pytest.mark.slow)
+                                    for t in ("bigint", "smallint", "tinyint", "decimal(10,0)", "float")]
 REMEDY = r"give a weight column by name, skim_\w+\(key, weight => column, \.\.\.\)"
 
 
