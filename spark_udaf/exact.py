@@ -12,6 +12,10 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+import numpy as np
+
+from skimsketch.keys import float_key_limit
+
 from ._common import check_key_field, check_weight_field, keys_join, worker_errors
 
 __all__ = ["check_join_keys", "exact_join_size", "exact_self_join_size", "frequencies"]
@@ -49,7 +53,7 @@ def _frequencies(df, column: str, weight: str | None = None, *, as_float: bool =
     if f.dataType.simpleString() == "string":
         key = key.cast("binary")
     elif f.dataType.simpleString() in ("float", "double"):
-        key = _float_key(key, column)
+        key = _float_key(key, column, f.dataType.simpleString() == "float")
     ctype = "double" if as_float else "decimal(38,0)"
     value = F.lit(1) if weight is None else _weight_value(df, weight)
     rows = df.select(key.alias(_K), value.cast(ctype).alias(_C)).where(F.col(_K).isNotNull())
@@ -83,13 +87,16 @@ def _weight_value(df, weight: str):
     return w
 
 
-def _float_key(key, column: str):
+def _float_key(key, column: str, float32: bool):
     """A FLOAT/DOUBLE key column as BIGINT under the core's rule (docs/inputs.md): NaN is NULL,
-    integral values below 2**53 in magnitude are those integers, any other value raises."""
+    integral values below the type's exact integers in magnitude (2**24 for FLOAT, 2**53 for DOUBLE:
+    ``skimsketch.keys.float_key_limit``) are those integers, any other value raises."""
     from pyspark.sql import functions as F
 
-    bad = (F.abs(key) >= F.lit(2.0 ** 53)) | (key != F.floor(key))
-    message = _raise([f"float key in column {column!r} is not an integer below 2**53 in magnitude: ", key,
+    e = float_key_limit(np.float32 if float32 else np.float64)
+    bad = (F.abs(key) >= F.lit(2.0 ** e)) | (key != F.floor(key))
+    name = "float32" if float32 else "float"
+    message = _raise([f"{name} key in column {column!r} is not an integer below 2**{e} in magnitude: ", key,
                       " (cast the column to BIGINT, or use integer, string or binary keys)"])
     return F.when(F.isnan(key), F.lit(None).cast("bigint")).when(bad, message.cast("bigint")) \
         .otherwise(key.cast("bigint"))

@@ -389,6 +389,9 @@ def test_float_keys_past_float32s_integers_everywhere(spark, value, error):
             df, "k", template.empty_like(), path="native").to_bytes(),)])
     outcomes.update(_both_sql(spark, "SELECT skim_hash_sketch_agg(k, 64, 3, 1) AS s FROM hostile3_floats"))
     _agree(outcomes, error)
+    exact = {"core": _outcome(lambda: ss.exact_self_join_size(df.toArrow().column("k"))),
+             "spark api": _outcome(lambda: spark_udaf.exact_self_join_size(df, "k"))}
+    _agree(exact, error and r"float32 key .*below 2\*\*24 in magnitude")
     blob = ss.HashSketch(64, 3, seed=1).update([3, 3]).to_bytes().hex()
     query = f"SELECT skim_frequency(X'{blob}', CAST({value} AS FLOAT)) AS f"
     spark_udaf.register(spark, estimates="python")
