@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 #: Spark SQL types accepted as join keys (docs/inputs.md: integers, strings, bytes; floats only
-#: when integral and below 2**53 in magnitude, checked per value; ``void``: an all-NULL column).
+#: when integral and below 2**53 (FLOAT: 2**24) in magnitude, checked per value; ``void``: an all-NULL column).
 KEY_TYPE_NAMES = ("tinyint", "smallint", "int", "bigint", "float", "double", "string", "binary", "void")
 #: Spark SQL types accepted as weights (and DECIMAL(p, s); ``void``: all NULL, every row skipped).
 WEIGHT_TYPE_NAMES = ("tinyint", "smallint", "int", "bigint", "float", "double", "void")
