@@ -254,8 +254,12 @@ public final class SketchState implements Externalizable {
         }
     }
 
-    /** Adds weight w (integer counters) for canonical key `key` of key domain kd. */
+    /** Adds weight w for canonical key `key` of key domain kd (as a float64 weight to float counters). */
     void add(long key, int kd, long w) {
+        if (spec.isFloat) { // an unweighted row (or an integer weight) in a SUM sketch: the core's astype(float64)
+            add(key, kd, (double) w);
+            return;
+        }
         if (w < 0) {
             nonneg = false; // a delete: frequencies may be negative
         }
@@ -432,6 +436,10 @@ public final class SketchState implements Externalizable {
     }
 
     void addNull(long w) {
+        if (spec.isFloat) {
+            addNull((double) w);
+            return;
+        }
         try {
             nullWeight = Math.addExact(nullWeight, w);
         } catch (ArithmeticException e) {
