@@ -556,6 +556,19 @@ public final class SketchState implements Externalizable {
         return kd == KEY_INT ? "int" : "str";
     }
 
+    /** The core's is_empty: no entry, every counter zero, total and null weight zero. */
+    boolean isEmpty() {
+        flushCache();
+        boolean weightsZero = spec.isFloat ? ftotal == 0 && fnull == 0 : total == 0 && nullWeight == 0;
+        return weightsZero && allZero();
+    }
+
+    /** "total weight T, null weight N" as Python prints the weights (ints, or floats' reprs). */
+    String weightsRepr() {
+        return "total weight " + (spec.isFloat ? Keys.pyRepr(ftotal) : Long.toString(total)) + ", null weight "
+                + (spec.isFloat ? Keys.pyRepr(fnull) : Long.toString(nullWeight));
+    }
+
     // -- what the estimators read (Estimator) --------------------------------------------
     boolean exactMode() {
         return exact();

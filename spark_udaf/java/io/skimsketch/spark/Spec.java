@@ -69,6 +69,11 @@ final class Spec implements Serializable {
         return Math.max(0, (state - 12) / 16);
     }
 
+    /** Counters of the state: the main tables and the prefix hierarchy (long: a shape may not fit an array). */
+    long counters() {
+        return (long) width * depth + (hierLg > 0 ? (long) LEVELS * hierDepth << hierLg : 0);
+    }
+
     /** The same spec with float (or integer) counters. */
     Spec withFloat(boolean f) {
         return new Spec(kind, width, depth, seed, domain, param, hierLg, hierDepth, f, range, exact, virtualLg);
