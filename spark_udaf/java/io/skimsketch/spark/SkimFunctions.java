@@ -317,7 +317,7 @@ public final class SkimFunctions {
         if (!tmpl.isEmpty()) { // the Python builders' rule (spark_udaf.parquet.require_template), same message
             throw error(fn + ": template holds data (" + tmpl.weightsRepr() + "): builders take an empty template "
                     + "and return a new sketch, never filling the one given; pass template.empty_like() and merge "
-                    + "the result into it (template.merge(result); in SQL skim_union(template, result))");
+                    + "the result into it (template.merge(result))");
         }
         if (spec.kind == SketchState.KIND_AGMS) {
             throw error(fn + ": template is an AGMSSketch, which the SQL builders do not build (hash or skimmed)");
