@@ -89,8 +89,13 @@ def _float_weight(weight):
 
 
 # -- 1. SUM over the join on the native path ------------------------------------------------------
-@pytest.mark.parametrize("nbytes", [16384, 1024])  # exact mode; counters (more keys than 1024 bytes hold)
-@pytest.mark.parametrize("weight", WEIGHTS)
+SLOW = pytest.mark.slow
+
+
+@pytest.mark.parametrize(("weight", "nbytes"), [  # 16384: exact mode; 1024: counters (more keys than it holds)
+    ("wd", 16384), ("wi", 1024), ("wdec", 1024),
+    *(pytest.param(w, n, marks=SLOW) for w, n in (("wi", 16384), ("wdec", 16384), ("wdec0", 16384), ("wd", 1024),
+                                                  ("wdec0", 1024)))])
 def test_sum_over_the_join_is_the_same_on_every_path(tables, weight, nbytes):
     a, b = tables
     native_ = spark_udaf.estimate_join_size(a, "k", b, "k", lweight=weight, nbytes=nbytes, path="native")
@@ -115,8 +120,10 @@ FLOAT_TEMPLATES = {
 }
 
 
-@pytest.mark.parametrize("weight", [None, "wi", "wd", "wdec"])
-@pytest.mark.parametrize("name", sorted(FLOAT_TEMPLATES))
+@pytest.mark.parametrize(("name", "weight"), [
+    *((n, None) for n in sorted(FLOAT_TEMPLATES)), ("hash", "wd"), ("for_bytes counters", "wi"),
+    *(pytest.param(n, w, marks=SLOW) for n in sorted(FLOAT_TEMPLATES) for w in ("wi", "wd", "wdec")
+      if (n, w) not in (("hash", "wd"), ("for_bytes counters", "wi")))])
 def test_float_templates_build_the_core_bytes_on_both_paths_and_in_sql(nspark, tables, name, weight):
     a, _ = tables
     t = FLOAT_TEMPLATES[name]
@@ -138,7 +145,8 @@ def _cli_sketch(tmp_path, df, weight, argv):
     return ss.from_bytes(out.read_bytes())
 
 
-@pytest.mark.parametrize("args", [(), (4096,), (4096, 3), (64, 5, 1)], ids=["default", "nbytes", "seed", "shape"])
+@pytest.mark.parametrize("args", [(), pytest.param((4096,), marks=SLOW), pytest.param((4096, 3), marks=SLOW),
+                                  (64, 5, 1)], ids=["default", "nbytes", "seed", "shape"])
 def test_sum_and_count_sketches_of_the_same_arguments_join_everywhere(nspark, tables, tmp_path, args):
     a, _ = tables
     sql_args = "".join(f", {x}" for x in args)
@@ -162,7 +170,7 @@ def test_sum_and_count_sketches_of_the_same_arguments_join_everywhere(nspark, ta
 
 
 # -- 8. sizes out of range: one message, naming the argument, its range and the remedy ---------------
-@pytest.mark.parametrize("nbytes", [2**31, 10**12, 335544416])
+@pytest.mark.parametrize("nbytes", [2**31, 10**12, pytest.param(335544416, marks=SLOW)])
 def test_budget_too_large_is_refused_alike_in_core_native_and_python_sql(nspark, nbytes):
     with pytest.raises(ValueError) as core:
         ss.SkimmedSketch.for_bytes(nbytes)
@@ -198,7 +206,7 @@ def test_a_template_holding_data_is_refused_in_sql_as_in_python(nspark, tables, 
 
 
 # -- 5. seeds at the unsigned edges ------------------------------------------------------------------
-@pytest.mark.parametrize("seed", [0, 2**63 - 1, 2**63, 2**64 - 1])
+@pytest.mark.parametrize("seed", [pytest.param(0, marks=SLOW), pytest.param(2**63 - 1, marks=SLOW), 2**63, 2**64 - 1])
 def test_seeds_at_the_unsigned_edges_alike_in_helpers_sql_and_core(nspark, tables, seed):
     a, _ = tables
     want = _core(a, ss.SkimmedSketch.for_bytes(4096, seed=seed)).to_bytes()
