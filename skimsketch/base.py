@@ -43,7 +43,7 @@ from .kernels import I64, scale_batch, weight_total
 from .keys import CanonicalBatch, batch_scalar_weight, canonical_key, canonicalize
 from .kinds import register_kind
 from .serde import Serialisable
-from .sizing import counter_bytes, framed_budget, shape_for_bytes, shape_for_error
+from .sizing import framed_budget, shape_for_bytes, shape_for_error
 from .state import LinearState
 
 __all__ = ["DTYPES", "Sketch", "check_int", "f2_bound"]
@@ -620,10 +620,11 @@ class Sketch(Serialisable):
     @classmethod
     def for_bytes(cls, nbytes: int, seed: int = 0, depth: int | None = None, **params):
         """The default-shaped sketch whose state (:attr:`nbytes`) and serialised form
-        (``len(to_bytes())``) both fit in ``nbytes`` bytes: 4 per integer counter, 8 per
-        float counter (:func:`skimsketch.sizing.counter_bytes`), after the format's frame.
-        The only growth is the exact widening of counters past 32 bits (:attr:`counter_width`)."""
-        width, d = shape_for_bytes(framed_budget(nbytes, fmt.FRAME_BYTES), depth, counter_bytes(params.get("dtype")))
+        (``len(to_bytes())``) both fit in ``nbytes`` bytes: 4 per counter, after the format's frame.
+        The only growth is the exact widening of counters past 32 bits (:attr:`counter_width`), and
+        float counters (``dtype="float64"``, 8 bytes each): the same shape as the count sketch of
+        the budget, so the two join, in up to twice the bytes (:mod:`skimsketch.sizing`)."""
+        width, d = shape_for_bytes(framed_budget(nbytes, fmt.FRAME_BYTES, depth), depth)
         return cls(width, d, seed, **params)
 
 

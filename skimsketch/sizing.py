@@ -13,6 +13,12 @@ at equal bytes over several workloads (see docs/defaults.md and
 ``benchmarks/accuracy_per_byte.py``): 5 tables were the most robust for the
 skimmed sketch at 4-64 KB (depth 3 fails at 4 KB, where too few keys can be
 told from collisions; 7 narrows the tables for no gain).
+
+A budget is counted in ``COUNTER_BYTES``-byte counters whatever the counter
+type, so the shape depends on the budget only: a SUM sketch (float counters,
+8 bytes each, up to twice the budget) has the shape of the count sketch of the
+same budget and joins it (docs/aggregates.md). ``budget_range`` is the range of
+budgets whose shape exists (at least one counter, at most ``MAX_WIDTH`` a table).
 """
 
 from __future__ import annotations
@@ -23,9 +29,10 @@ import numbers
 import numpy as np
 
 from .bounds import chebyshev_k
+from .hashing import MAX_DEPTH, MAX_WIDTH
 from .state import INT_COUNTER_BYTES
 
-__all__ = ["COUNTER_BYTES", "DEFAULT_DEPTH", "counter_bytes", "framed_budget", "shape_for_bytes", "shape_for_error"]
+__all__ = ["COUNTER_BYTES", "DEFAULT_DEPTH", "budget_range", "framed_budget", "shape_for_bytes", "shape_for_error"]
 
 DEFAULT_DEPTH = 5
 # Budgets are counted in 4-byte counters: integer counters are int32 by default (widened exactly
@@ -54,20 +61,32 @@ def shape_for_error(eps: float, delta: float = 0.05) -> tuple[int, int]:
     return best
 
 
-def counter_bytes(dtype=None) -> int:
-    """Bytes one counter takes in a budget: 8 for float (SUM) counters, else ``COUNTER_BYTES``."""
-    return 8 if dtype is not None and np.dtype(dtype).kind == "f" else COUNTER_BYTES
+def budget_range(frame: int, depth=None) -> tuple[int, int]:
+    """``(lo, hi)``: the budgets whose shape exists behind a ``frame``-byte serialised frame, from one
+    counter to ``MAX_WIDTH`` counters in each of ``depth`` (``DEFAULT_DEPTH``) tables.
+
+    >>> budget_range(76)
+    (80, 335544415)
+    """
+    d = DEFAULT_DEPTH if depth is None else depth
+    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or not 1 <= d <= MAX_DEPTH:
+        d = DEFAULT_DEPTH  # a bad depth is refused by the constructor, naming depth
+    return frame + COUNTER_BYTES, frame + COUNTER_BYTES * int(d) * (MAX_WIDTH + 1) - 1
 
 
-def framed_budget(nbytes: int, frame: int) -> int:
-    """Bytes left for counters once the serialised frame (header, checksum) is paid."""
-    nbytes = int(nbytes) if isinstance(nbytes, np.integer) else nbytes  # numpy integers are integers
-    if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < frame + COUNTER_BYTES:
+def framed_budget(nbytes: int, frame: int, depth=None) -> int:
+    """Bytes left for counters once the serialised frame (header, checksum) is paid; a budget outside
+    :func:`budget_range` is a ValueError naming nbytes, its range and the remedy."""
+    lo, hi = budget_range(frame, depth)
+    integral = not isinstance(nbytes, bool) and isinstance(nbytes, (int, np.integer))
+    if not integral or not lo <= nbytes <= hi:
+        d = DEFAULT_DEPTH if depth is None else depth
+        remedy = "give a smaller budget" if integral and nbytes > hi else "give a larger budget"
         raise ValueError(
-            f"nbytes must be an int >= {frame + COUNTER_BYTES} (the {frame}-byte serialised frame and one "
-            f"counter), got {nbytes!r}: give a larger budget"
+            f"nbytes must be an int in [{lo}, {hi}] (the {frame}-byte serialised frame and one counter, up to "
+            f"{MAX_WIDTH} counters a table at depth {d}), got {nbytes!r}: {remedy}"
         )
-    return nbytes - frame
+    return int(nbytes) - frame
 
 
 def shape_for_bytes(nbytes: int, depth: int | None = None, per_counter: int = COUNTER_BYTES) -> tuple[int, int]:

@@ -66,7 +66,7 @@ from .skimdense import (
     reported,
     skimdense,
 )
-from .sizing import DEFAULT_DEPTH, counter_bytes, framed_budget, shape_for_bytes
+from .sizing import COUNTER_BYTES, DEFAULT_DEPTH, framed_budget, shape_for_bytes
 from .state import LinearState
 from .virtual import DEFAULT_VIRTUAL_LG, MAX_VIRTUAL_LG, MIN_VIRTUAL_LG, virtual_ids, virtual_salt
 
@@ -486,7 +486,9 @@ class SkimmedSketch(HashSketch):
     # -- sizing ---------------------------------------------------------------
     @classmethod
     def for_bytes(cls, nbytes: int, seed: int = 0, depth: int | None = None, domain: int | None = None, **params):
-        """The default-shaped sketch whose state and serialised form fit in ``nbytes`` bytes.
+        """The default-shaped sketch whose state and serialised form fit in ``nbytes`` bytes (up to
+        twice that with float counters, ``dtype="float64"``, which keep the count sketch's shape so
+        that a SUM sketch joins the count sketch of the same budget: :mod:`skimsketch.sizing`).
 
         It starts in exact mode (``exact=False`` to start with counters): while
         the distinct keys fit :attr:`exact_capacity` (about ``nbytes / 16``) it
@@ -506,17 +508,17 @@ class SkimmedSketch(HashSketch):
         params.setdefault("exact", True)
         if domain is not None:
             return super().for_bytes(nbytes, seed, depth, domain=domain, **params)
-        cb = counter_bytes(params.get("dtype"))
+        cb = COUNTER_BYTES  # whatever the dtype: a SUM sketch has the count sketch's shape (skimsketch.sizing)
         search = params.pop("search", None)
         if search is None:
             search = "prefix" if "hier_width" in params or "hier_depth" in params else "virtual"
         if search in ("range", "virtual"):
             ext = fmt.KEY_RANGE_BYTES if search == "range" else fmt.VIRTUAL_BYTES
-            width, d = shape_for_bytes(framed_budget(nbytes, fmt.FRAME_BYTES + ext), depth, cb)
+            width, d = shape_for_bytes(framed_budget(nbytes, fmt.FRAME_BYTES + ext, depth), depth)
             return cls(width, d, seed, search=search, **params)
         if search != "prefix":
             raise ValueError(f"search must be one of {SEARCHES} (or None), got {search!r}")
-        room = framed_budget(nbytes, fmt.FRAME_BYTES + fmt.HIER_HEADER_BYTES)
+        room = framed_budget(nbytes, fmt.FRAME_BYTES + fmt.HIER_HEADER_BYTES, depth)
         hd = params.pop("hier_depth", None)
         hd = DEFAULT_HIER_DEPTH if hd is None else hd
         if "hier_width" in params:
@@ -531,7 +533,7 @@ class SkimmedSketch(HashSketch):
                 f"nbytes={nbytes} is too small for an unbounded skimmed sketch: its hierarchy alone takes "
                 f"{hier_bytes} bytes: give a larger budget or pass a domain"
             )
-        width, d = shape_for_bytes(room - hier_bytes, depth, cb)
+        width, d = shape_for_bytes(room - hier_bytes, depth)
         return cls(width, d, seed, hier_width=hw, hier_depth=hd, search="prefix", **params)
 
     # -- SKIMDENSE (skimsketch.skimdense) ----------------------------------

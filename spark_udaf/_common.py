@@ -103,7 +103,7 @@ def check_weight_fits(field, sketch) -> None:
 #: A skimsketch error raised inside a Spark task, as its class and message appear in the task's error: the
 #: core's (Python workers) or the jar's classes of the same names (io.skimsketch.spark.KeyTypeError, ...).
 _WORKER_ERROR = re.compile(r"(?:skimsketch\.errors|io\.skimsketch\.spark)\.(KeyTypeError|CounterOverflowError|"
-                           r"KeyDomainError|CorruptSketchError|IncompatibleSketchError): ([^\n]*)")
+                           r"KeyDomainError|CorruptSketchError|IncompatibleSketchError|SketchMemoryError): ([^\n]*)")
 
 
 @contextmanager
@@ -111,7 +111,8 @@ def worker_errors():
     """Re-raise a skimsketch input error from a Spark task as that error on the driver.
 
     The core's message (naming the argument, the value and the remedy) would
-    otherwise sit at the bottom of a long Java trace; other errors pass unchanged.
+    otherwise sit at the bottom of a long Java trace; the jar's ``SketchMemoryError``
+    (one query's allocation failed) becomes ``MemoryError``; other errors pass unchanged.
     """
     try:
         yield
@@ -119,6 +120,8 @@ def worker_errors():
         m = _WORKER_ERROR.search(str(e))
         if m is None:
             raise
+        if m.group(1) == "SketchMemoryError":  # the jar's heap ran out in one query (its JVM goes on)
+            raise MemoryError(m.group(2).strip()) from None
         cls = getattr(ss, m.group(1))
         if cls is ss.IncompatibleSketchError:  # its constructor takes the field; keep the JVM's whole message
             err = ss.SketchError.__new__(cls)

@@ -20,6 +20,9 @@ both implementations read the same way (docs/spark.md).
 
 from __future__ import annotations
 
+import operator
+from decimal import Decimal
+
 __all__ = [
     "skim_frequency",
     "skim_hash_sketch_agg",
@@ -56,6 +59,25 @@ def _lit(x, name: str):
     return F.lit(x)
 
 
+def _seed(x, fn: str):
+    """``seed`` as a literal: a bigint below 2**63, else a ``DECIMAL(20, 0)`` (``F.lit`` refuses ints past
+    int64), which the SQL functions read as the unsigned 64-bit seed, as a SQL literal ``18446744073709551615``."""
+    from pyspark.sql import Column
+    from pyspark.sql import functions as F
+
+    if isinstance(x, Column):
+        return x
+    try:
+        if isinstance(x, bool):
+            raise TypeError
+        x = operator.index(x)  # an int or a numpy integer
+    except TypeError:
+        raise TypeError(f"{fn}: seed must be an int, got {type(x).__name__}") from None
+    if not 0 <= x < 2**64:
+        raise ValueError(f"{fn}: seed must be an integer in [0, 2**64), got {x}")
+    return F.lit(x) if x < 2**63 else F.lit(Decimal(x))
+
+
 def _named(key: str, col):
     """``key => col``: a named argument of a function call, on classic and Spark Connect sessions."""
     if type(col).__module__.startswith("pyspark.sql.connect"):
@@ -80,22 +102,23 @@ def skim_sketch_agg(col, weight=None, *, nbytes: int | None = None, seed: int | 
     """The library default sketch of ``col`` (``SkimmedSketch.for_bytes(nbytes, seed)``), as BINARY.
 
     ``weight``: a numeric column (a SUM sketch). ``nbytes`` (16384 by default) and
-    ``seed`` (0) are constants; each is passed (by name) only when given.
+    ``seed`` (0; unsigned 64-bit) are constants; each is passed (by name) only when given.
     """
     args = [_col(col)] + ([] if weight is None else [_named("weight", _col(weight))])
     if nbytes is not None:
         args.append(_named("nbytes", _lit(nbytes, "nbytes")))
     if seed is not None:
-        args.append(_named("seed", _lit(seed, "seed")))
+        args.append(_named("seed", _seed(seed, "skim_sketch_agg")))
     return _call("skim_sketch_agg", *args)
 
 
 def skim_hash_sketch_agg(col, width: int, depth: int, seed: int | None = None, weight=None):
-    """A hash (Fast-AGMS) sketch ``HashSketch(width, depth, seed)`` of ``col``, as BINARY."""
+    """A hash (Fast-AGMS) sketch ``HashSketch(width, depth, seed)`` of ``col``, as BINARY (``seed``: unsigned
+    64-bit, 0 by default)."""
     args = [_col(col)] + ([] if weight is None else [_named("weight", _col(weight))])
     args += [_named("width", _lit(width, "width")), _named("depth", _lit(depth, "depth"))]
     if seed is not None:
-        args.append(_named("seed", _lit(seed, "seed")))
+        args.append(_named("seed", _seed(seed, "skim_hash_sketch_agg")))
     return _call("skim_hash_sketch_agg", *args)
 
 

@@ -4,6 +4,7 @@ A pair sketch (two key columns) takes each key column as both of its columns
 (``sketches.update``); the query tests run on the single-column kinds (``queries``)."""
 
 import functools
+import math
 import pickle
 
 import numpy as np
@@ -12,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import skimsketch as ss
-from skimsketch.sizing import COUNTER_BYTES, DEFAULT_DEPTH, shape_for_bytes
+from skimsketch.sizing import COUNTER_BYTES, DEFAULT_DEPTH, framed_budget, shape_for_bytes
 
 from .sketches import DOMAIN, FACTORIES, KINDS, PAIR_WIDTH_B, base_kind, forget_signs, keys, point, update
 
@@ -355,12 +356,20 @@ def test_shape_from_targets(kind):
         assert (s.width, s.depth) == shape_for_bytes(65536 - 68 - ext) == ((65536 - 68 - ext) // 4 // 5, 5)
     if kind == "skimmed_range":
         assert s.search == "range" and s.key_range == (int(keys(n=2000).min()), int(keys(n=2000).max()))
-    f = cls.for_bytes(65536, seed=3, dtype="float64", exact=False, **extra)  # float counters: 8 bytes each
-    assert f.nbytes <= 65536 and len(update(f, [1], weights=0.5).to_bytes()) <= 65536
-    assert f.width * f.depth > 65536 // 8 // 2 if kind != "skimmed_unbounded" else f.hier_width is not None
+    # float counters (a SUM sketch): the count sketch's shape, so the two join, in up to twice the bytes
+    f = cls.for_bytes(65536, seed=3, dtype="float64", exact=False, **extra)
+    assert f.params == dict(s.params, dtype="float64")
+    assert f.nbytes <= 2 * 65536 and len(update(f, [1], weights=0.5).to_bytes()) <= 2 * 65536
+    assert math.isfinite(f.join_size(s).value)  # joins, no width mismatch
     smallest = {"skimmed_unbounded": 84, "skimmed_range": 96, "skimmed_virtual": 80}.get(kind, 72)  # frame (+ ext) + 1 counter
-    with pytest.raises(ValueError, match=f"nbytes must be an int >= {smallest} .*got {smallest - 1}"):
-        cls.for_bytes(smallest - 1, **extra)
+    frame = smallest - 4
+    largest = frame + 4 * DEFAULT_DEPTH * (2**24 + 1) - 1  # 2**24 counters a table at the default depth
+    for n, remedy in ((smallest - 1, "larger"), (largest + 1, "smaller"), (10**12, "smaller")):
+        with pytest.raises(ValueError, match=rf"^nbytes must be an int in \[{smallest}, {largest}\] \(the {frame}-byte "
+                           rf"serialised frame and one counter, up to 16777216 counters a table at depth 5\), "
+                           rf"got {n}: give a {remedy} budget$"):
+            cls.for_bytes(n, **extra)
+    assert shape_for_bytes(framed_budget(largest, frame)) == (2**24, 5)  # the top of the range exists
     e = cls.for_error(0.1, 0.05, **extra)
     assert (e.width, e.depth) == (1478, 3)
 

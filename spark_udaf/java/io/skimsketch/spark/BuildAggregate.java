@@ -52,11 +52,23 @@ public final class BuildAggregate extends TypedImperativeAggregate<SketchState> 
 
     @Override
     public SketchState createAggregationBuffer() {
-        return new SketchState(spec);
+        try {
+            return new SketchState(spec);
+        } catch (OutOfMemoryError e) {
+            throw Memory.failed(name + " (a " + spec + ")", e);
+        }
     }
 
     @Override
     public SketchState update(SketchState b, InternalRow row) {
+        try {
+            return updateRow(b, row);
+        } catch (OutOfMemoryError e) {
+            throw Memory.failed(name, e);
+        }
+    }
+
+    private SketchState updateRow(SketchState b, InternalRow row) {
         if (longKeyOrdinal >= 0) {
             if (row.isNullAt(longKeyOrdinal)) {
                 b.addNull(1L);
@@ -116,22 +128,34 @@ public final class BuildAggregate extends TypedImperativeAggregate<SketchState> 
 
     @Override
     public SketchState merge(SketchState a, SketchState b) {
-        return a.merge(b);
+        try {
+            return a.merge(b);
+        } catch (OutOfMemoryError e) {
+            throw Memory.failed(name, e);
+        }
     }
 
     @Override
     public Object eval(SketchState b) {
-        return b.toBytes();
+        return serialize(b);
     }
 
     @Override
     public byte[] serialize(SketchState b) {
-        return b.toBytes();
+        try {
+            return b.toBytes();
+        } catch (OutOfMemoryError e) {
+            throw Memory.failed(name, e);
+        }
     }
 
     @Override
     public SketchState deserialize(byte[] bytes) {
-        return SketchState.fromBytes(bytes);
+        try {
+            return SketchState.fromBytes(bytes);
+        } catch (OutOfMemoryError e) {
+            throw Memory.failed(name, e);
+        }
     }
 
     @Override

@@ -10,14 +10,15 @@ import java.util.Map;
  * signs in the main tables and the bucket index (Candidates.bucket_index: the candidates of each
  * bucket in ascending position). A scan, every key of {@code [lo, lo + n)} (domain_candidates for
  * a domain or the virtual ids, range_candidates for a key range), is built once per (seed, width,
- * depth, lo, n) and kept in a small least-recently-used cache bounded in memory (a join skims two
+ * depth, lo, n) and kept in a small least-recently-used cache bounded in memory (128 MB, or a sixteenth of
+ * the heap when that is smaller: Memory; a join skims two
  * sketches of one shape; the virtual layout's 2^20 ids take about 40 MB at depth 5; a larger scan,
  * up to 2^22 keys, is held softly, the last one only); the keys of a prefix search ({@link #ofKeys}) are hashed per query. Read-only once built, so queries share them
  * across threads.
  */
 final class Candidates {
-    /** Cached int entries at most (4 bytes each): 2^25 is 128 MB. */
-    static final long CACHE_INTS = 1L << 25;
+    /** Cached int entries at most (4 bytes each): 2^25 (128 MB), or a sixteenth of the heap when smaller. */
+    static final long CACHE_INTS = Memory.cacheBound(128L << 20, 16) / 4;
     private static final Map<String, Candidates> CACHE = new LinkedHashMap<>(8, 0.75f, true);
     private static long cachedInts;
     /** The last scan too large for the cache (2^22 ids), softly held: the garbage collector may take it. */
@@ -70,6 +71,16 @@ final class Candidates {
         }
     }
 
+    /** Empties the cache (Memory.dropCaches). */
+    static void dropCache() {
+        synchronized (CACHE) {
+            CACHE.clear();
+            cachedInts = 0;
+            large = new SoftReference<>(null);
+            largeKey = "";
+        }
+    }
+
     long key(int i) {
         return keys == null ? lo + i : keys[i];
     }
@@ -103,7 +114,13 @@ final class Candidates {
                 return c;
             }
         }
-        Candidates c = new Candidates(seed, width, depth, lo, n, null);
+        Candidates c;
+        try {
+            c = new Candidates(seed, width, depth, lo, n, null);
+        } catch (OutOfMemoryError e) { // the caches may hold the room: drop them and try once more
+            Memory.dropCaches();
+            c = new Candidates(seed, width, depth, lo, n, null);
+        }
         if (c.ints() > CACHE_INTS) {
             synchronized (CACHE) {
                 large = new SoftReference<>(c);

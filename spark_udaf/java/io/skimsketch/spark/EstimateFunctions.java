@@ -47,7 +47,11 @@ public final class EstimateFunctions {
 
     private static Estimator.Est join(byte[] a, byte[] b, double confidence) {
         String fn = "skim_join_size";
-        return Estimator.join(load(a, fn + "(a)"), load(b, fn + "(b)"), confidence, fn);
+        try {
+            return Estimator.join(load(a, fn + "(a)"), load(b, fn + "(b)"), confidence, fn);
+        } catch (OutOfMemoryError e) {
+            throw Memory.failed(fn, e);
+        }
     }
 
     public static double joinSize(byte[] a, byte[] b, double confidence) {
@@ -60,7 +64,11 @@ public final class EstimateFunctions {
 
     private static Estimator.Est self(byte[] a, double confidence) {
         String fn = "skim_self_join_size";
-        return Estimator.selfJoin(load(a, fn + "(a)"), confidence, fn);
+        try {
+            return Estimator.selfJoin(load(a, fn + "(a)"), confidence, fn);
+        } catch (OutOfMemoryError e) {
+            throw Memory.failed(fn, e);
+        }
     }
 
     public static double selfJoinSize(byte[] a, double confidence) {
@@ -73,7 +81,11 @@ public final class EstimateFunctions {
 
     private static double frequency(byte[] a, long key, int kd, String repr, double confidence) {
         String fn = "skim_frequency";
-        return Estimator.frequency(load(a, fn + "(a)"), key, kd, repr, confidence, fn).value;
+        try {
+            return Estimator.frequency(load(a, fn + "(a)"), key, kd, repr, confidence, fn).value;
+        } catch (OutOfMemoryError e) {
+            throw Memory.failed(fn, e);
+        }
     }
 
     /** Integer keys. */
@@ -104,7 +116,12 @@ public final class EstimateFunctions {
 
     /** skim_sketch_info: kind, width, depth, seed, total_weight, null_weight, nbytes. */
     public static InternalRow info(byte[] a) {
-        SketchState s = load(a, "skim_sketch_info(a)");
+        SketchState s;
+        try {
+            s = load(a, "skim_sketch_info(a)");
+        } catch (OutOfMemoryError e) {
+            throw Memory.failed("skim_sketch_info", e);
+        }
         Spec spec = s.spec();
         BigInteger seed = new BigInteger(Long.toUnsignedString(spec.seed));
         return new GenericInternalRow(new Object[] {UTF8String.fromString(Spec.kindName(spec.kind)), spec.width,

@@ -81,7 +81,7 @@ public final class SelfTest {
         check(sha256(sk.toBytes()).equals("78d201c90f232427288a7b0854924d06d7189cf96146bfdb75f3774bb20dee67"),
                 "bytes of SkimmedSketch.for_bytes(16384, search='prefix', exact=False).update([1, 2, 3, -5, 2**40])");
         floatStrings(Spec.forBytesPrefix("self-test", 16384, 3, true),
-                "3ddc38c9512e6e1c646e0d6036a1c70ebf40f75129881973a2cbd5ef3e7a452e", "search='prefix'");
+                "667187dcf49697d428a17629429050d1101189f8b14f75ddb0aa08e7211eb66b", "search='prefix'");
         Spec virt = Spec.forBytes("self-test", 16384, 0, false);
         check(virt.width == 815 && virt.depth == 5 && virt.virtualLg == 20 && virt.exact && virt.capacity() == 1018,
                 "shape of SkimmedSketch.for_bytes(16384) (the virtual layout)");
@@ -90,7 +90,16 @@ public final class SelfTest {
         range100(Spec.forBytes("self-test", 1024, 0, false),
                 "684bdedbb075779d7fd200edc0cb64334dd30b13d50bd7ab9ae07a9f1f58cb53", "the virtual layout");
         floatStrings(Spec.forBytes("self-test", 16384, 3, true).withExact(false),
-                "4e532519eb7c1a19cd1dc3b0403a8fe9af6cf0f7535005b2980fd9a66f7854a3", "the virtual layout");
+                "d759aba8b5846ea3e36406dbede9273e147e3c11bbe193402be1c9eeedcf145d", "the virtual layout");
+        Spec fvirt = Spec.forBytes("self-test", 16384, 0, true);
+        check(fvirt.width == virt.width && fvirt.depth == virt.depth && fvirt.capacity() == 2036,
+                "shape of SkimmedSketch.for_bytes(16384, dtype='float64') (the count sketch's)");
+        unitFloats(Spec.hash("self-test", 64, 3, 7, true),
+                "43b7fd8156c221642607f0f59f3964d3aa4e26e62c692d0f6ea8869c3e99c8ab", "HashSketch(64, 3, 7, dtype='float64')");
+        unitFloats(fvirt, "5ea81f98e5bcd5326116bd441758c42d8606adbfd4f601aaff6682334188387f",
+                "SkimmedSketch.for_bytes(16384, dtype='float64')");
+        unitFloats(fvirt.withExact(false), "2dbf1309af51e22c045f116708b317d8fc59d0a7317c9cdd6317cc80292368fd",
+                "SkimmedSketch.for_bytes(16384, dtype='float64', exact=False)");
         int vectors = golden();
         System.out.println("ok " + checks + " (" + vectors + " golden estimate vectors)");
     }
@@ -103,6 +112,16 @@ public final class SelfTest {
         }
         check(sha256(st.toBytes()).equals(pin), "bytes of SkimmedSketch.for_bytes(1024).update(range(100)) in "
                 + layout + " (exact mode converted to counters)");
+    }
+
+    /** Unweighted rows into float counters (a SUM template used for a count side): [1, 2, 3, None]. */
+    private static void unitFloats(Spec spec, String pin, String what) throws Exception {
+        SketchState st = new SketchState(spec);
+        for (long k = 1; k <= 3; k++) {
+            st.add(k, SketchState.KEY_INT, 1L);
+        }
+        st.addNull(1L);
+        check(sha256(st.toBytes()).equals(pin), "bytes of " + what + ".update([1, 2, 3, None])");
     }
 
     /** The pinned bytes of ['a', 'b', 'a'] with weights [0.5, 2.0, -1.25] (float counters, seed 3). */

@@ -46,8 +46,9 @@ final class Skim {
         }
     }
 
-    /** Memory the cache of recent skims may hold (their residual and dense counters). */
-    static final long CACHE_BYTES = 64L << 20;
+    /** Memory the cache of recent skims may hold (their residual and dense counters): 64 MB, or a
+     * thirty-second of the heap when smaller (Memory). */
+    static final long CACHE_BYTES = Memory.cacheBound(64L << 20, 32);
     private static final LinkedHashMap<ByteBuffer, Skim> RECENT = new LinkedHashMap<>(16, 0.75f, true);
     private static long recentBytes;
 
@@ -83,6 +84,14 @@ final class Skim {
             }
         }
         return skim;
+    }
+
+    /** Empties the cache of recent skims (Memory.dropCaches). */
+    static void dropCache() {
+        synchronized (RECENT) {
+            RECENT.clear();
+            recentBytes = 0;
+        }
     }
 
     /** Bytes this skim holds (its counters' copies dominate). */

@@ -62,6 +62,8 @@ public final class SkimFunctions {
     public static final long MIN_NBYTES = 1024;
     /** The smallest width a SQL builder accepts (a narrower table's error is most of its answer). */
     public static final long MIN_WIDTH = 16;
+    /** The most counters a SQL builder holds: 2^27 (1 GiB as int64 in memory; one BINARY value holds them). */
+    public static final long MAX_COUNTERS = 1L << 27;
     private static final String KEY_TYPES = "tinyint, smallint, int, bigint, float, double (integral values), "
             + "string, binary";
     private static final String WEIGHT_TYPES = "tinyint, smallint, int, bigint, float, double, decimal(p,s)";
@@ -305,10 +307,17 @@ public final class SkimFunctions {
             throw error(fn + ": template must not be NULL");
         }
         Spec spec;
+        SketchState tmpl;
         try {
-            spec = SketchState.fromBytes((byte[]) v).spec();
+            tmpl = SketchState.fromBytes((byte[]) v);
+            spec = tmpl.spec();
         } catch (IllegalArgumentException e) {
             throw error(fn + ": template: " + e.getMessage());
+        }
+        if (!tmpl.isEmpty()) { // the Python builders' rule (spark_udaf.parquet.require_template), same message
+            throw error(fn + ": template holds data (" + tmpl.weightsRepr() + "): builders take an empty template "
+                    + "and return a new sketch, never filling the one given; pass template.empty_like() and merge "
+                    + "the result into it (template.merge(result))");
         }
         if (spec.kind == SketchState.KIND_AGMS) {
             throw error(fn + ": template is an AGMSSketch, which the SQL builders do not build (hash or skimmed)");
@@ -420,6 +429,12 @@ public final class SkimFunctions {
         } else {
             throw error(fn + ": expected (key [, weight] [, nbytes [, seed] | width, depth, seed]), got " + n
                     + " constant parameters");
+        }
+        if (template == null && spec.counters() > MAX_COUNTERS) {
+            throw error(fn + ": width * depth" + (spec.hierLg > 0 ? " (and the hierarchy)" : "") + " must be at most "
+                    + MAX_COUNTERS + " counters in SQL (int64 in memory, in one BINARY value), got " + spec.width
+                    + " * " + spec.depth + (spec.hierLg > 0 ? " + " + (spec.counters() - (long) spec.width * spec.depth)
+                    : "") + " = " + spec.counters() + ": give a smaller width or depth");
         }
         List<Expression> children = new ArrayList<>();
         children.add(castTo(key, keyAs));

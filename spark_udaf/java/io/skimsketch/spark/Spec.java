@@ -69,6 +69,11 @@ final class Spec implements Serializable {
         return Math.max(0, (state - 12) / 16);
     }
 
+    /** Counters of the state: the main tables and the prefix hierarchy (long: a shape may not fit an array). */
+    long counters() {
+        return (long) width * depth + (hierLg > 0 ? (long) LEVELS * hierDepth << hierLg : 0);
+    }
+
     /** The same spec with float (or integer) counters. */
     Spec withFloat(boolean f) {
         return new Spec(kind, width, depth, seed, domain, param, hierLg, hierDepth, f, range, exact, virtualLg);
@@ -112,21 +117,34 @@ final class Spec implements Serializable {
                 isFloat);
     }
 
-    /** Bytes left for counters once the serialised frame is paid (the core's framed_budget). */
+    /** The core's COUNTER_BYTES: budgets count 4-byte counters whatever the counter type (skimsketch.sizing). */
+    static final int COUNTER_BYTES = 4;
+    static final int MAX_WIDTH = 1 << 24;
+
+    /** The largest budget behind a frame-byte frame whose shape exists at the default depth (sizing.budget_range). */
+    static long maxBudget(int frame) {
+        return frame + (long) COUNTER_BYTES * DEFAULT_DEPTH * (MAX_WIDTH + 1) - 1;
+    }
+
+    /** Bytes left for counters once the serialised frame is paid (the core's framed_budget, same message). */
     private static long room(String fn, long nbytes, int frame) {
-        if (nbytes < frame + 4 || nbytes > (1L << 31)) {
-            throw new IllegalArgumentException(fn + ": nbytes must be an int in [" + (frame + 4)
-                    + ", 2147483648] (the serialised frame and one counter), got " + nbytes + ": give a larger budget");
+        long hi = maxBudget(frame);
+        if (nbytes < frame + COUNTER_BYTES || nbytes > hi) {
+            throw new IllegalArgumentException(fn + ": nbytes must be an int in [" + (frame + COUNTER_BYTES) + ", "
+                    + hi + "] (the " + frame + "-byte serialised frame and one counter, up to " + MAX_WIDTH
+                    + " counters a table at depth " + DEFAULT_DEPTH + "), got " + nbytes + ": give a "
+                    + (nbytes > hi ? "smaller" : "larger") + " budget");
         }
         return nbytes - frame;
     }
 
     /**
      * SkimmedSketch.for_bytes(nbytes, seed): the library's default sketch (unbounded keys of every type,
-     * skimmed as signed ids of the virtual domain of 2^20 ids; starts in exact mode).
+     * skimmed as signed ids of the virtual domain of 2^20 ids; starts in exact mode). Float counters
+     * (isFloat, a SUM sketch) keep the count sketch's shape, as the core's (skimsketch.sizing).
      */
     static Spec forBytes(String fn, long nbytes, long seed, boolean isFloat) {
-        int cb = isFloat ? 8 : 4;
+        int cb = COUNTER_BYTES; // whatever the counter type: a SUM sketch has the count shape
         long counters = room(fn, nbytes, FRAME_BYTES + VIRTUAL_BYTES) / cb;
         long d = Math.max(1, Math.min(DEFAULT_DEPTH, counters));
         long w = counters / d;
@@ -137,7 +155,7 @@ final class Spec implements Serializable {
 
     /** SkimmedSketch.for_bytes(nbytes, seed, search="range"): integer keys found by scanning their range. */
     static Spec forBytesRange(String fn, long nbytes, long seed, boolean isFloat) {
-        int cb = isFloat ? 8 : 4;
+        int cb = COUNTER_BYTES; // whatever the counter type: a SUM sketch has the count shape
         long counters = room(fn, nbytes, FRAME_BYTES + KEY_RANGE_BYTES) / cb;
         long d = Math.max(1, Math.min(DEFAULT_DEPTH, counters));
         long w = counters / d;
@@ -147,7 +165,7 @@ final class Spec implements Serializable {
 
     /** SkimmedSketch.for_bytes(nbytes, seed, search="prefix"): unbounded keys with a prefix hierarchy. */
     static Spec forBytesPrefix(String fn, long nbytes, long seed, boolean isFloat) {
-        int cb = isFloat ? 8 : 4;
+        int cb = COUNTER_BYTES; // whatever the counter type: a SUM sketch has the count shape
         long room = room(fn, nbytes, FRAME_BYTES + HIER_HEADER_BYTES);
         int hd = DEFAULT_HIER_DEPTH;
         long perWidth = (long) cb * LEVELS * hd;

@@ -19,17 +19,29 @@ public final class UnionAgg extends Aggregator<byte[], SketchState, byte[]> {
 
     @Override
     public SketchState reduce(SketchState b, byte[] in) {
-        return in == null ? b : b.merge(SketchState.fromBytes(in));
+        try {
+            return in == null ? b : b.merge(SketchState.fromBytes(in));
+        } catch (OutOfMemoryError e) {
+            throw Memory.failed("skim_union_agg", e);
+        }
     }
 
     @Override
     public SketchState merge(SketchState a, SketchState b) {
-        return a.merge(b);
+        try {
+            return a.merge(b);
+        } catch (OutOfMemoryError e) {
+            throw Memory.failed("skim_union_agg", e);
+        }
     }
 
     @Override
     public byte[] finish(SketchState b) {
-        return b.isSet() ? b.toBytes() : null;
+        try {
+            return b.isSet() ? b.toBytes() : null;
+        } catch (OutOfMemoryError e) {
+            throw Memory.failed("skim_union_agg", e);
+        }
     }
 
     @Override
@@ -44,6 +56,10 @@ public final class UnionAgg extends Aggregator<byte[], SketchState, byte[]> {
 
     /** skim_union(a, b): the merge of two sketches (NULL if either is NULL). */
     public static byte[] union(byte[] a, byte[] b) {
-        return SketchState.fromBytes(a).merge(SketchState.fromBytes(b)).toBytes();
+        try {
+            return SketchState.fromBytes(a).merge(SketchState.fromBytes(b)).toBytes();
+        } catch (OutOfMemoryError e) {
+            throw Memory.failed("skim_union", e);
+        }
     }
 }
