@@ -80,7 +80,12 @@ MAX_PAIR_SIDE = 2048  # dense entries per side whose pairwise products the virtu
 #: errors): over 26 workloads x 3 budgets x 2 key types, 20 seeds each, the standardised errors
 #: averaged -0.36 to +0.05 (docs/defaults.md, "Interval"); 0.5 covers that with a margin.
 MEDIAN_BIAS = 0.5
-ROUNDING = 1e-9  # relative floor of interval half-widths (float64 sums of the dense terms)  # candidate sources of unbounded keys (module docstring)
+ROUNDING = 1e-9  # relative floor of interval half-widths (float64 sums of the dense terms)
+#: A key is skimmed only when its estimate is at least JUSTIFY_Z standard errors of the mean of
+#: its ``depth`` table estimates, ``sqrt(F2(residual) / width / depth)`` (docs/defaults.md,
+#: "Justified skims"): a lighter key's value is mostly its colliders', and skimming it moves their
+#: weight out of the residual (the residual terms then fall short, the interval with them).
+JUSTIFY_Z = 7.0
 # unbounded keys: prefix hierarchy shape (see skimsketch.hierarchy and docs/unbounded.md)
 DEFAULT_HIER_DEPTH = 4
 HIER_WIDTH_DIVISOR = 8  # default hierarchy width: the power of two <= width / HIER_WIDTH_DIVISOR
@@ -94,6 +99,16 @@ def default_hier_width(width: int) -> int:
     (128, 16)
     """
     return 1 << max(MIN_LG, min(MAX_LG, (max(1, width // HIER_WIDTH_DIVISOR)).bit_length() - 1))
+
+
+def justified_factor(depth: int) -> float:
+    """Lowest skim threshold, in deviations of one table estimate, that the sketch can justify:
+    ``JUSTIFY_Z / sqrt(depth)`` (a key's mean over ``depth`` tables at ``JUSTIFY_Z`` standard errors).
+
+    >>> round(justified_factor(3), 3), round(justified_factor(5), 3)
+    (4.041, 3.13)
+    """
+    return JUSTIFY_Z / math.sqrt(depth)
 
 
 def _heaviest_squares(values: np.ndarray) -> np.ndarray:
@@ -536,8 +551,10 @@ class SkimmedSketch(HashSketch):
 
     # -- SKIMDENSE (skimsketch.skimdense) ----------------------------------
     def _floor(self, residual: np.ndarray) -> float:
-        """Lowest skim threshold: ``skim_factor`` times a table estimate's noise, ``sqrt(F2(residual) / width)``."""
-        return self._skim_factor * math.sqrt(float(np.mean(row_dots(residual, residual))) / self._width)
+        """Lowest skim threshold: ``max(skim_factor, JUSTIFY_Z / sqrt(depth))`` times a table
+        estimate's noise ``sqrt(F2(residual) / width)`` (:func:`justified_factor`)."""
+        noise = math.sqrt(float(np.mean(row_dots(residual, residual))) / self._width)
+        return max(self._skim_factor, justified_factor(self._depth)) * noise
 
     def _source(self, counters: np.ndarray, t: float) -> Candidates:
         """Candidate keys: the domain or key-range scan, or the prefix search down to threshold ``t``."""
