@@ -223,8 +223,8 @@ class SkimmedSketch(HashSketch):
             raise ValueError(f"search must be one of {SEARCHES} (or None), got {search!r}")
         if search in ("range", "virtual") and (hier_width is not None or hier_depth is not None):
             raise ValueError("hier_width and hier_depth only apply to search='prefix'")
-        if virtual_lg is not None and search is None and domain is None:
-            search = "virtual"
+        if search is None and domain is None:  # hierarchy parameters ask for the prefix search
+            search = "prefix" if hier_width is not None or hier_depth is not None else "virtual"
         if virtual_lg is not None and search != "virtual":
             raise ValueError(f"virtual_lg only applies to search='virtual', got search={search!r}")
         if search == "virtual":
@@ -237,7 +237,7 @@ class SkimmedSketch(HashSketch):
         super().__init__(width, depth, seed, dtype, exact)
         self._domain_size = None if domain is None else int(domain)
         self._skim_factor = float(skim_factor)
-        self._search = None if domain is not None else (search or "prefix")
+        self._search = None if domain is not None else search
         self._key_range = None  # search="range": (smallest, largest) integer key inserted, or None
         self._virtual_lg = int(virtual_lg) if search == "virtual" else None  # search="virtual": 2**lg ids
         if self._search == "prefix":
