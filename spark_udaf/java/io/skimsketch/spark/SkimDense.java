@@ -38,9 +38,16 @@ final class SkimDense {
 
     private SkimDense() {}
 
-    /** skim_factor * sqrt(F2(residual) / width): the lowest threshold of a round (SkimmedSketch._floor). */
+    /** skimmed.JUSTIFY_Z: a key is skimmed only at this many standard errors of its mean over the tables. */
+    static final double JUSTIFY_Z = 7.0;
+
+    /**
+     * max(skim_factor, JUSTIFY_Z / sqrt(depth)) * sqrt(F2(residual) / width): the lowest threshold of a round
+     * (SkimmedSketch._floor, skimmed.justified_factor).
+     */
     static double floor(double[][] residual, double skimFactor) {
-        return skimFactor * Math.sqrt(Sums.mean(Sums.rowDots(residual, residual)) / residual[0].length);
+        double noise = Math.sqrt(Sums.mean(Sums.rowDots(residual, residual)) / residual[0].length);
+        return Math.max(skimFactor, JUSTIFY_Z / Math.sqrt(residual.length)) * noise;
     }
 
     /** skimdense(counters, cand, floor=SkimmedSketch._floor); cand null: no candidates. */
