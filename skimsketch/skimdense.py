@@ -66,6 +66,7 @@ __all__ = [
     "Candidates",
     "DenseResult",
     "domain_candidates",
+    "explains",
     "no_candidates",
     "range_candidates",
     "pass_rules",
@@ -80,6 +81,7 @@ BUDGET = 0.25  # expected absent keys passing one round by chance
 REPORT_BUDGET = 1e-3  # expected absent keys a report of the dense keys may name, per query (all rounds together)
 REPORT_FLOOR = 1e-9  # relative floor of the report threshold: float rounding of a residual explained exactly
 MAX_ROUNDS = 64
+COMPLETE = 1e-6  # relative residual of a fit that explains every counter (the final fit stops at 1e-6 of its gradient)
 LSQ_ITERATIONS = 50  # conjugate-gradient steps of the final least-squares fit of the dense values
 GRADIENT_ROUNDING = 1e-12  # relative float rounding of a gradient entry (a sum over the tables of counters)
 MAX_SCAN_DOMAIN = 1 << 22  # largest domain a query scans (docs/defaults.md: cost)
@@ -245,6 +247,12 @@ def pass_rules(residual: np.ndarray, tested: int, budget: float = BUDGET, floor:
             best = inside[0] if inside else best
         out.append((float(xs[best]), r))
     return out
+
+
+def explains(residual: np.ndarray, counters: np.ndarray) -> bool:
+    """Whether a skim left nothing but the fit's rounding: ``max |residual| <= COMPLETE * max |counters|``
+    (its dense keys are all the keys there are, and the estimate is exact up to rounding)."""
+    return float(np.abs(residual).max(initial=0.0)) <= COMPLETE * float(np.abs(counters).max(initial=0.0))
 
 
 def round_threshold(residual: np.ndarray, tested: int, budget: float = BUDGET, floor: float = 0.0) -> float:

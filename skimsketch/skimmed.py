@@ -60,6 +60,7 @@ from .skimdense import (
     Candidates,
     DenseResult,
     domain_candidates,
+    explains,
     no_candidates,
     prefix_candidates,
     range_candidates,
@@ -85,7 +86,7 @@ ROUNDING = 1e-9  # relative floor of interval half-widths (float64 sums of the d
 #: its ``depth`` table estimates, ``sqrt(F2(residual) / width / depth)`` (docs/defaults.md,
 #: "Justified skims"): a lighter key's value is mostly its colliders', and skimming it moves their
 #: weight out of the residual (the residual terms then fall short, the interval with them).
-JUSTIFY_Z = 7.0
+JUSTIFY_Z = 6.0
 # unbounded keys: prefix hierarchy shape (see skimsketch.hierarchy and docs/unbounded.md)
 DEFAULT_HIER_DEPTH = 4
 HIER_WIDTH_DIVISOR = 8  # default hierarchy width: the power of two <= width / HIER_WIDTH_DIVISOR
@@ -106,7 +107,7 @@ def justified_factor(depth: int) -> float:
     ``JUSTIFY_Z / sqrt(depth)`` (a key's mean over ``depth`` tables at ``JUSTIFY_Z`` standard errors).
 
     >>> round(justified_factor(3), 3), round(justified_factor(5), 3)
-    (4.041, 3.13)
+    (3.464, 2.683)
     """
     return JUSTIFY_Z / math.sqrt(depth)
 
@@ -553,8 +554,14 @@ class SkimmedSketch(HashSketch):
     def _floor(self, residual: np.ndarray) -> float:
         """Lowest skim threshold: ``max(skim_factor, JUSTIFY_Z / sqrt(depth))`` times a table
         estimate's noise ``sqrt(F2(residual) / width)`` (:func:`justified_factor`)."""
-        noise = math.sqrt(float(np.mean(row_dots(residual, residual))) / self._width)
-        return max(self._skim_factor, justified_factor(self._depth)) * noise
+        return max(self._skim_factor, justified_factor(self._depth)) * self._noise(residual)
+
+    def _complete_floor(self, residual: np.ndarray) -> float:
+        """``skim_factor`` times a table estimate's noise: the floor of a skim that may explain every counter."""
+        return self._skim_factor * self._noise(residual)
+
+    def _noise(self, residual: np.ndarray) -> float:
+        return math.sqrt(float(np.mean(row_dots(residual, residual))) / self._width)
 
     def _source(self, counters: np.ndarray, t: float) -> Candidates:
         """Candidate keys: the domain or key-range scan, or the prefix search down to threshold ``t``."""
@@ -603,7 +610,11 @@ class SkimmedSketch(HashSketch):
     def _skim_at(self, floor) -> SkimResult:
         counters = self._counters.astype(np.float64)
         cand = self._source(counters, self._search_floor() if callable(floor) else min(floor, self._search_floor()))
-        res = skimdense(counters, cand, floor)
+        res = None
+        if callable(floor):  # a skim that explains every counter is exact: taken whenever there is one
+            res = skimdense(counters, cand, self._complete_floor)
+            res = res if explains(res.residual, counters) else None
+        res = skimdense(counters, cand, floor) if res is None else res
         thr = res.threshold if math.isfinite(res.threshold) else res.resolution
         return SkimResult(res.keys, res.values, res.residual, counters - res.residual, thr, res.rounds,
                           self._depth, BUDGET * res.rounds, res.tested, cand.stats, self._resolution(res, cand))

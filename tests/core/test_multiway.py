@@ -104,7 +104,7 @@ def test_weighted_chain_is_a_sum_aggregate():
 
 def test_skimmed_sketches_join_through_their_main_counters():
     f, sa, sb, g = tables(5, n=5000)
-    fs = ss.SkimmedSketch(128, 5, seed=21).update(f)
+    fs = ss.SkimmedSketch(128, 5, seed=21, search="prefix").update(f)  # counters of the keys themselves
     gs = ss.SkimmedSketch(128, 5, seed=22, domain=1 << 22).update([int(v[1:]) for v in g])
     s = ss.PairSketch.for_chain(fs, gs).update(sa, [int(v[1:]) for v in sb])
     hf, hg = ss.HashSketch(128, 5, seed=21).update(f), ss.HashSketch(128, 5, seed=22).update([int(v[1:]) for v in g])

@@ -39,19 +39,44 @@ final class SkimDense {
     private SkimDense() {}
 
     /** skimmed.JUSTIFY_Z: a key is skimmed only at this many standard errors of its mean over the tables. */
-    static final double JUSTIFY_Z = 7.0;
+    static final double JUSTIFY_Z = 6.0;
 
     /**
      * max(skim_factor, JUSTIFY_Z / sqrt(depth)) * sqrt(F2(residual) / width): the lowest threshold of a round
      * (SkimmedSketch._floor, skimmed.justified_factor).
      */
-    static double floor(double[][] residual, double skimFactor) {
+    static double floor(double[][] residual, double skimFactor, boolean justified) {
         double noise = Math.sqrt(Sums.mean(Sums.rowDots(residual, residual)) / residual[0].length);
-        return Math.max(skimFactor, JUSTIFY_Z / Math.sqrt(residual.length)) * noise;
+        return justified ? Math.max(skimFactor, JUSTIFY_Z / Math.sqrt(residual.length)) * noise : skimFactor * noise;
     }
 
-    /** skimdense(counters, cand, floor=SkimmedSketch._floor); cand null: no candidates. */
+    /** skimdense.COMPLETE: the relative residual of a fit that explains every counter. */
+    static final double COMPLETE = 1e-6;
+
+    /** skimdense.explains: max |residual| <= COMPLETE * max |counters| (the skim found every key). */
+    static boolean explains(double[][] residual, double[][] counters) {
+        double r = 0.0;
+        double c = 0.0;
+        for (int p = 0; p < residual.length; p++) {
+            for (int q = 0; q < residual[p].length; q++) {
+                r = Math.max(r, Math.abs(residual[p][q]));
+                c = Math.max(c, Math.abs(counters[p][q]));
+            }
+        }
+        return r <= COMPLETE * c;
+    }
+
+    /**
+     * SkimmedSketch._skim_at with the default floor: the skim at skim_factor noises when it explains every
+     * counter (exact), else the justified skim (SkimmedSketch._floor).
+     */
     static Result run(double[][] counters, Candidates cand, double skimFactor) {
+        Result complete = run(counters, cand, skimFactor, false);
+        return explains(complete.residual, counters) ? complete : run(counters, cand, skimFactor, true);
+    }
+
+    /** skimdense(counters, cand, floor): SkimmedSketch._floor (justified) or _complete_floor; cand null: none. */
+    static Result run(double[][] counters, Candidates cand, double skimFactor, boolean justified) {
         int d = counters.length;
         int w = counters[0].length;
         double[][] residual = new double[d][];
@@ -67,7 +92,7 @@ final class SkimDense {
         short[] count = new short[n];
         int[] first = new int[w];
         for (int round = 0; round < MAX_ROUNDS; round++) {
-            double fl = floor(residual, skimFactor);
+            double fl = floor(residual, skimFactor, justified);
             PassRules rules = PassRules.of(residual, n - denseCount, PassRules.BUDGET, fl, 0);
             double t = rules.lowest();
             if (!Double.isFinite(t) || n == 0) {
