@@ -61,6 +61,7 @@ from .skimdense import (
     DenseResult,
     domain_candidates,
     explains,
+    justified,
     no_candidates,
     prefix_candidates,
     range_candidates,
@@ -614,6 +615,8 @@ class SkimmedSketch(HashSketch):
         if callable(floor):  # a skim that explains every counter is exact: taken whenever there is one
             res = skimdense(counters, cand, self._complete_floor)
             res = res if explains(res.residual, counters) else None
+            if res is None:
+                res = justified(skimdense(counters, cand, floor), counters)
         res = skimdense(counters, cand, floor) if res is None else res
         thr = res.threshold if math.isfinite(res.threshold) else res.resolution
         return SkimResult(res.keys, res.values, res.residual, counters - res.residual, thr, res.rounds,

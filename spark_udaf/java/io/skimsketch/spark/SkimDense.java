@@ -50,20 +50,12 @@ final class SkimDense {
         return justified ? Math.max(skimFactor, JUSTIFY_Z / Math.sqrt(residual.length)) * noise : skimFactor * noise;
     }
 
-    /** skimdense.COMPLETE: the relative residual of a fit that explains every counter. */
+    /** skimdense.COMPLETE: residual F2 / counters' F2 of a skim that found every key. */
     static final double COMPLETE = 1e-6;
 
-    /** skimdense.explains: max |residual| <= COMPLETE * max |counters| (the skim found every key). */
+    /** skimdense.explains: mean row dot of the residual <= COMPLETE * that of the counters. */
     static boolean explains(double[][] residual, double[][] counters) {
-        double r = 0.0;
-        double c = 0.0;
-        for (int p = 0; p < residual.length; p++) {
-            for (int q = 0; q < residual[p].length; q++) {
-                r = Math.max(r, Math.abs(residual[p][q]));
-                c = Math.max(c, Math.abs(counters[p][q]));
-            }
-        }
-        return r <= COMPLETE * c;
+        return Sums.mean(Sums.rowDots(residual, residual)) <= COMPLETE * Sums.mean(Sums.rowDots(counters, counters));
     }
 
     /**
@@ -72,7 +64,25 @@ final class SkimDense {
      */
     static Result run(double[][] counters, Candidates cand, double skimFactor) {
         Result complete = run(counters, cand, skimFactor, false);
-        return explains(complete.residual, counters) ? complete : run(counters, cand, skimFactor, true);
+        return explains(complete.residual, counters) ? complete : justified(run(counters, cand, skimFactor, true),
+                counters);
+    }
+
+    /** skimdense.MIN_DENSE_SHARE: the share of the counters' F2 a kept skim's dense keys hold at least. */
+    static final double MIN_DENSE_SHARE = 0.5;
+
+    /** skimdense.justified: r, or no skim when its dense keys hold under MIN_DENSE_SHARE of the counters' F2. */
+    static Result justified(Result r, double[][] counters) {
+        double f2 = Sums.mean(Sums.rowDots(counters, counters));
+        if (r.keys.length == 0 || Sums.dot(r.values, r.values) >= MIN_DENSE_SHARE * f2) {
+            return r;
+        }
+        double[][] residual = new double[counters.length][];
+        for (int p = 0; p < counters.length; p++) {
+            residual[p] = counters[p].clone();
+        }
+        int[][] cells = new int[counters.length][0];
+        return new Result(new long[0], new double[0], residual, r.tested, cells);
     }
 
     /** skimdense(counters, cand, floor): SkimmedSketch._floor (justified) or _complete_floor; cand null: none. */
