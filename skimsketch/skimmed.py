@@ -22,17 +22,23 @@ and ``k`` from the median of ``depth`` normal errors allowing a bias of
 (``bound="chebyshev"``, distribution-free), :mod:`skimsketch.bounds`.
 
 Candidates: with ``domain=m`` every key of ``[0, m)`` (``m <= 2**22``, the
-bounded cost of a scan). Without a domain, ``search="range"`` (the default of
-``for_bytes``) keeps the smallest and largest integer key ever inserted (16
-bytes, merged by min/max, so independent of order and partitioning) and scans
-that range when it spans at most ``2**22`` keys -- the bounded sketch's
-accuracy at the unbounded sketch's price; string keys, or integers spread
-wider, get no candidates and the estimate is the hash sketch's (skimming is
-reported as unavailable, and ``heavy_hitters`` refuses). ``search="prefix"``
-(the explicit constructor's default) keeps a prefix hierarchy
+bounded cost of a scan). Without a domain, ``search="virtual"`` (the default of
+the constructor and of ``for_bytes``) maps every key to a signed id of ``[0,
+2**virtual_lg)`` and scans those ids (:mod:`skimsketch.virtual`);
+``search="range"`` keeps the smallest and largest integer key ever inserted and
+scans that range when it spans at most ``2**22`` keys (string keys, or integers
+spread wider, get the hash sketch's estimate); ``search="prefix"`` (asked for
+by name or by ``hier_width`` / ``hier_depth``; the explicit constructor's
+default before issue 25, so older blobs hold it) keeps a prefix hierarchy
 (:mod:`skimsketch.hierarchy`) whose top-down search supplies candidates for any
-key, at the price of a share of the counters (docs/unbounded.md). Thresholds adapt per round to what the residual can tell from
-chance (docs/defaults.md), and :meth:`SkimmedSketch.heavy_hitters` refuses
+key, at the price of a share of the counters (docs/unbounded.md). Thresholds
+adapt per round to what the residual can tell from chance (docs/defaults.md).
+The default skim is *justified* by the sketch's own variance estimates: a key is
+skimmed only at ``JUSTIFY_Z`` standard errors of its mean over the tables, and
+the skim is kept only when its dense keys hold at least half of the counters'
+F2 (:func:`skimsketch.skimdense.justified`), unless it explains every counter
+(then it is exact); otherwise the sketch answers as its counters' hash sketch.
+:meth:`SkimmedSketch.heavy_hitters` refuses
 thresholds below the sketch's resolution instead of answering partially.
 See docs/unbounded.md for unbounded keys.
 """
@@ -180,12 +186,16 @@ class SkimmedSketch(HashSketch):
 
     With ``domain=m`` keys are integers in ``[0, m)`` and SKIMDENSE scans the
     domain (the paper's setting). Without ``domain`` keys may be any int64,
-    str or bytes; the sketch then also keeps a prefix hierarchy
+    str or bytes; by default (``search="virtual"``) the counters are the hash
+    sketch of every key's signed virtual id, and SKIMDENSE scans the ids
+    (:mod:`skimsketch.virtual`). ``hier_width`` / ``hier_depth`` /
+    ``search="prefix"`` keep a prefix hierarchy instead
     (:mod:`skimsketch.hierarchy`: ``6 x hier_depth x hier_width`` counters,
     ``hier_width`` a power of two) in which SKIMDENSE finds the dense keys
     top-down; dense keys are reported by their canonical int64 key (str and
-    bytes keys by :func:`~skimsketch.fingerprint64`). The main counters are
-    those of a :class:`~skimsketch.HashSketch` of the same shape and seed.
+    bytes keys by :func:`~skimsketch.fingerprint64`). Outside the virtual
+    layout the main counters are those of a :class:`~skimsketch.HashSketch` of
+    the same shape and seed.
 
     >>> import skimsketch as ss
     >>> f = ss.SkimmedSketch(width=64, depth=5, seed=2, domain=1000).update([5] * 500 + list(range(100)))
@@ -659,7 +669,7 @@ class SkimmedSketch(HashSketch):
         every key with ``|weight| >= threshold``, with its exact weight.
 
         >>> import skimsketch as ss
-        >>> s = ss.SkimmedSketch(256, 5, seed=1).update(["a"] * 500 + ["b"] * 300 + [f"k{i}" for i in range(200)])
+        >>> s = ss.SkimmedSketch(256, 5, seed=1, search="prefix").update(["a"] * 500 + ["b"] * 300 + [f"k{i}" for i in range(200)])
         >>> sorted(s.heavy_hitters(100)) == sorted([ss.canonical_key("a"), ss.canonical_key("b")])
         True
 
