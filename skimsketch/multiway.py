@@ -107,6 +107,7 @@ class PairSketch(Serialisable):
         for name, sk in (("f_sketch", f_sketch), ("g_sketch", g_sketch)):
             if not isinstance(sk, HashSketch):
                 raise IncompatibleSketchError("kind", "HashSketch or SkimmedSketch", type(sk).__name__, f"chain with {name}")
+            _check_keyed(sk, f"chain {name}")
         if f_sketch.depth != g_sketch.depth:
             raise IncompatibleSketchError("depth", f_sketch.depth, g_sketch.depth, "chain")
         return cls(f_sketch.width, g_sketch.width, f_sketch.depth, f_sketch.seed, g_sketch.seed, dtype)
@@ -259,10 +260,20 @@ class PairSketch(Serialisable):
         return np.einsum("pij,pij->p", c, c)
 
 
+def _check_keyed(sk, operation: str) -> None:
+    """A skimmed sketch in the virtual layout counts signed virtual ids, not keys: its counters
+    cannot meet a pair sketch's (the answer would be noise), so it is refused by name."""
+    if getattr(sk, "search", None) == "virtual":
+        raise IncompatibleSketchError(
+            "search", "prefix", "virtual", f"{operation} (its counters hold virtual ids, not keys: build it with "
+            "search='prefix', search='range' or a domain) with the pair")
+
+
 def _check_side(sk, s: PairSketch, side: str) -> None:
     name = "f_sketch" if side == "a" else "g_sketch"
     if not isinstance(sk, HashSketch):
         raise IncompatibleSketchError("kind", "HashSketch or SkimmedSketch", type(sk).__name__, f"chain-join ({name})")
+    _check_keyed(sk, f"chain-join {name}")
     want_w = s.width_a if side == "a" else s.width_b
     want_seed = s.seed_a if side == "a" else s.seed_b
     if sk.depth != s.depth:

@@ -66,6 +66,8 @@ __all__ = [
     "Candidates",
     "DenseResult",
     "domain_candidates",
+    "explains",
+    "justified",
     "no_candidates",
     "range_candidates",
     "pass_rules",
@@ -80,6 +82,9 @@ BUDGET = 0.25  # expected absent keys passing one round by chance
 REPORT_BUDGET = 1e-3  # expected absent keys a report of the dense keys may name, per query (all rounds together)
 REPORT_FLOOR = 1e-9  # relative floor of the report threshold: float rounding of a residual explained exactly
 MAX_ROUNDS = 64
+COMPLETE = 1e-6  # residual F2 / counters' F2 of a skim that found every key (:func:`explains`)
+#: Smallest share of the counters' F2 a skim's dense keys must hold to be kept (:func:`justified`).
+MIN_DENSE_SHARE = 0.5
 LSQ_ITERATIONS = 50  # conjugate-gradient steps of the final least-squares fit of the dense values
 GRADIENT_ROUNDING = 1e-12  # relative float rounding of a gradient entry (a sum over the tables of counters)
 MAX_SCAN_DOMAIN = 1 << 22  # largest domain a query scans (docs/defaults.md: cost)
@@ -245,6 +250,30 @@ def pass_rules(residual: np.ndarray, tested: int, budget: float = BUDGET, floor:
             best = inside[0] if inside else best
         out.append((float(xs[best]), r))
     return out
+
+
+def explains(residual: np.ndarray, counters: np.ndarray) -> bool:
+    """Whether a skim left next to nothing: the residual's F2 at most ``COMPLETE`` of the counters'
+    (means over tables of a table's squared norm). Its dense keys are all the keys there are, up to
+    the final fit's convergence, and the residual terms' share of the error is ``sqrt(COMPLETE)``."""
+    res = float(np.mean(np.einsum("pq,pq->p", residual, residual)))
+    return res <= COMPLETE * float(np.mean(np.einsum("pq,pq->p", counters, counters)))
+
+
+def justified(res: DenseResult, counters: np.ndarray) -> DenseResult:
+    """``res``, or no skim at all when its dense keys hold less than ``MIN_DENSE_SHARE`` of the
+    counters' F2 (their sum of squares against the mean over tables of a table's squared norm).
+
+    A join's sketched terms lose about the dense x dense part of their variance, ``F2(f_d) F2(g_d)``
+    of ``F2(f) F2(g)``: below half of each side's F2 that is under a quarter, while the keys
+    skimmed to get it carry their colliders' weight out of the residual (a bias the interval
+    does not see: docs/defaults.md, "Construction paths and justified skims"). The sketch is
+    then its counters' hash sketch."""
+    f2 = float(np.mean(np.einsum("pq,pq->p", counters, counters)))
+    if not len(res.keys) or float(np.dot(res.values, res.values)) >= MIN_DENSE_SHARE * f2:
+        return res
+    return DenseResult(res.keys[:0], res.values[:0], counters.astype(np.float64, copy=True), math.inf,
+                       res.resolution, 0, res.tested)
 
 
 def round_threshold(residual: np.ndarray, tested: int, budget: float = BUDGET, floor: float = 0.0) -> float:

@@ -22,17 +22,23 @@ and ``k`` from the median of ``depth`` normal errors allowing a bias of
 (``bound="chebyshev"``, distribution-free), :mod:`skimsketch.bounds`.
 
 Candidates: with ``domain=m`` every key of ``[0, m)`` (``m <= 2**22``, the
-bounded cost of a scan). Without a domain, ``search="range"`` (the default of
-``for_bytes``) keeps the smallest and largest integer key ever inserted (16
-bytes, merged by min/max, so independent of order and partitioning) and scans
-that range when it spans at most ``2**22`` keys -- the bounded sketch's
-accuracy at the unbounded sketch's price; string keys, or integers spread
-wider, get no candidates and the estimate is the hash sketch's (skimming is
-reported as unavailable, and ``heavy_hitters`` refuses). ``search="prefix"``
-(the explicit constructor's default) keeps a prefix hierarchy
+bounded cost of a scan). Without a domain, ``search="virtual"`` (the default of
+the constructor and of ``for_bytes``) maps every key to a signed id of ``[0,
+2**virtual_lg)`` and scans those ids (:mod:`skimsketch.virtual`);
+``search="range"`` keeps the smallest and largest integer key ever inserted and
+scans that range when it spans at most ``2**22`` keys (string keys, or integers
+spread wider, get the hash sketch's estimate); ``search="prefix"`` (asked for
+by name or by ``hier_width`` / ``hier_depth``; the explicit constructor's
+default before issue 25, so older blobs hold it) keeps a prefix hierarchy
 (:mod:`skimsketch.hierarchy`) whose top-down search supplies candidates for any
-key, at the price of a share of the counters (docs/unbounded.md). Thresholds adapt per round to what the residual can tell from
-chance (docs/defaults.md), and :meth:`SkimmedSketch.heavy_hitters` refuses
+key, at the price of a share of the counters (docs/unbounded.md). Thresholds
+adapt per round to what the residual can tell from chance (docs/defaults.md).
+The default skim is *justified* by the sketch's own variance estimates: a key is
+skimmed only at ``JUSTIFY_Z`` standard errors of its mean over the tables, and
+the skim is kept only when its dense keys hold at least half of the counters'
+F2 (:func:`skimsketch.skimdense.justified`), unless it explains every counter
+(then it is exact); otherwise the sketch answers as its counters' hash sketch.
+:meth:`SkimmedSketch.heavy_hitters` refuses
 thresholds below the sketch's resolution instead of answering partially.
 See docs/unbounded.md for unbounded keys.
 """
@@ -60,6 +66,8 @@ from .skimdense import (
     Candidates,
     DenseResult,
     domain_candidates,
+    explains,
+    justified,
     no_candidates,
     prefix_candidates,
     range_candidates,
@@ -80,7 +88,12 @@ MAX_PAIR_SIDE = 2048  # dense entries per side whose pairwise products the virtu
 #: errors): over 26 workloads x 3 budgets x 2 key types, 20 seeds each, the standardised errors
 #: averaged -0.36 to +0.05 (docs/defaults.md, "Interval"); 0.5 covers that with a margin.
 MEDIAN_BIAS = 0.5
-ROUNDING = 1e-9  # relative floor of interval half-widths (float64 sums of the dense terms)  # candidate sources of unbounded keys (module docstring)
+ROUNDING = 1e-9  # relative floor of interval half-widths (float64 sums of the dense terms)
+#: A key is skimmed only when its estimate is at least JUSTIFY_Z standard errors of the mean of
+#: its ``depth`` table estimates, ``sqrt(F2(residual) / width / depth)`` (docs/defaults.md,
+#: "Justified skims"): a lighter key's value is mostly its colliders', and skimming it moves their
+#: weight out of the residual (the residual terms then fall short, the interval with them).
+JUSTIFY_Z = 6.0
 # unbounded keys: prefix hierarchy shape (see skimsketch.hierarchy and docs/unbounded.md)
 DEFAULT_HIER_DEPTH = 4
 HIER_WIDTH_DIVISOR = 8  # default hierarchy width: the power of two <= width / HIER_WIDTH_DIVISOR
@@ -94,6 +107,16 @@ def default_hier_width(width: int) -> int:
     (128, 16)
     """
     return 1 << max(MIN_LG, min(MAX_LG, (max(1, width // HIER_WIDTH_DIVISOR)).bit_length() - 1))
+
+
+def justified_factor(depth: int) -> float:
+    """Lowest skim threshold, in deviations of one table estimate, that the sketch can justify:
+    ``JUSTIFY_Z / sqrt(depth)`` (a key's mean over ``depth`` tables at ``JUSTIFY_Z`` standard errors).
+
+    >>> round(justified_factor(3), 3), round(justified_factor(5), 3)
+    (3.464, 2.683)
+    """
+    return JUSTIFY_Z / math.sqrt(depth)
 
 
 def _heaviest_squares(values: np.ndarray) -> np.ndarray:
@@ -163,12 +186,16 @@ class SkimmedSketch(HashSketch):
 
     With ``domain=m`` keys are integers in ``[0, m)`` and SKIMDENSE scans the
     domain (the paper's setting). Without ``domain`` keys may be any int64,
-    str or bytes; the sketch then also keeps a prefix hierarchy
+    str or bytes; by default (``search="virtual"``) the counters are the hash
+    sketch of every key's signed virtual id, and SKIMDENSE scans the ids
+    (:mod:`skimsketch.virtual`). ``hier_width`` / ``hier_depth`` /
+    ``search="prefix"`` keep a prefix hierarchy instead
     (:mod:`skimsketch.hierarchy`: ``6 x hier_depth x hier_width`` counters,
     ``hier_width`` a power of two) in which SKIMDENSE finds the dense keys
     top-down; dense keys are reported by their canonical int64 key (str and
-    bytes keys by :func:`~skimsketch.fingerprint64`). The main counters are
-    those of a :class:`~skimsketch.HashSketch` of the same shape and seed.
+    bytes keys by :func:`~skimsketch.fingerprint64`). Outside the virtual
+    layout the main counters are those of a :class:`~skimsketch.HashSketch` of
+    the same shape and seed.
 
     >>> import skimsketch as ss
     >>> f = ss.SkimmedSketch(width=64, depth=5, seed=2, domain=1000).update([5] * 500 + list(range(100)))
@@ -208,8 +235,8 @@ class SkimmedSketch(HashSketch):
             raise ValueError(f"search must be one of {SEARCHES} (or None), got {search!r}")
         if search in ("range", "virtual") and (hier_width is not None or hier_depth is not None):
             raise ValueError("hier_width and hier_depth only apply to search='prefix'")
-        if virtual_lg is not None and search is None and domain is None:
-            search = "virtual"
+        if search is None and domain is None:  # hierarchy parameters ask for the prefix search
+            search = "prefix" if hier_width is not None or hier_depth is not None else "virtual"
         if virtual_lg is not None and search != "virtual":
             raise ValueError(f"virtual_lg only applies to search='virtual', got search={search!r}")
         if search == "virtual":
@@ -222,7 +249,7 @@ class SkimmedSketch(HashSketch):
         super().__init__(width, depth, seed, dtype, exact)
         self._domain_size = None if domain is None else int(domain)
         self._skim_factor = float(skim_factor)
-        self._search = None if domain is not None else (search or "prefix")
+        self._search = None if domain is not None else search
         self._key_range = None  # search="range": (smallest, largest) integer key inserted, or None
         self._virtual_lg = int(virtual_lg) if search == "virtual" else None  # search="virtual": 2**lg ids
         if self._search == "prefix":
@@ -538,8 +565,16 @@ class SkimmedSketch(HashSketch):
 
     # -- SKIMDENSE (skimsketch.skimdense) ----------------------------------
     def _floor(self, residual: np.ndarray) -> float:
-        """Lowest skim threshold: ``skim_factor`` times a table estimate's noise, ``sqrt(F2(residual) / width)``."""
-        return self._skim_factor * math.sqrt(float(np.mean(row_dots(residual, residual))) / self._width)
+        """Lowest skim threshold: ``max(skim_factor, JUSTIFY_Z / sqrt(depth))`` times a table
+        estimate's noise ``sqrt(F2(residual) / width)`` (:func:`justified_factor`)."""
+        return max(self._skim_factor, justified_factor(self._depth)) * self._noise(residual)
+
+    def _complete_floor(self, residual: np.ndarray) -> float:
+        """``skim_factor`` times a table estimate's noise: the floor of a skim that may explain every counter."""
+        return self._skim_factor * self._noise(residual)
+
+    def _noise(self, residual: np.ndarray) -> float:
+        return math.sqrt(float(np.mean(row_dots(residual, residual))) / self._width)
 
     def _source(self, counters: np.ndarray, t: float) -> Candidates:
         """Candidate keys: the domain or key-range scan, or the prefix search down to threshold ``t``."""
@@ -588,7 +623,13 @@ class SkimmedSketch(HashSketch):
     def _skim_at(self, floor) -> SkimResult:
         counters = self._counters.astype(np.float64)
         cand = self._source(counters, self._search_floor() if callable(floor) else min(floor, self._search_floor()))
-        res = skimdense(counters, cand, floor)
+        res = None
+        if callable(floor):  # a skim that explains every counter is exact: taken whenever there is one
+            res = skimdense(counters, cand, self._complete_floor)
+            res = res if explains(res.residual, counters) else None
+            if res is None:
+                res = justified(skimdense(counters, cand, floor), counters)
+        res = skimdense(counters, cand, floor) if res is None else res
         thr = res.threshold if math.isfinite(res.threshold) else res.resolution
         return SkimResult(res.keys, res.values, res.residual, counters - res.residual, thr, res.rounds,
                           self._depth, BUDGET * res.rounds, res.tested, cand.stats, self._resolution(res, cand))
@@ -630,7 +671,7 @@ class SkimmedSketch(HashSketch):
         every key with ``|weight| >= threshold``, with its exact weight.
 
         >>> import skimsketch as ss
-        >>> s = ss.SkimmedSketch(256, 5, seed=1).update(["a"] * 500 + ["b"] * 300 + [f"k{i}" for i in range(200)])
+        >>> s = ss.SkimmedSketch(256, 5, seed=1, search="prefix").update(["a"] * 500 + ["b"] * 300 + [f"k{i}" for i in range(200)])
         >>> sorted(s.heavy_hitters(100)) == sorted([ss.canonical_key("a"), ss.canonical_key("b")])
         True
 

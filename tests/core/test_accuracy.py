@@ -35,7 +35,9 @@ def test_skimmed_beats_agms_at_equal_counters(z, shift, factor):
 @pytest.mark.parametrize("z,shift,width,depth", [(1.0, 50, 64, 11), (1.5, 10, 64, 11), (1.0, 50, 235, 3),
                                                  (0.5, 0, 140, 5), (2.0, 5, 140, 5)])
 def test_skimmed_never_meaningfully_worse_than_hash(z, shift, width, depth):
-    e = errors(z, shift, width, depth, reps=4)
+    # 12 repetitions: at 4 one unlucky median of 3 tables (seed 100, a 0.52 error where the hash
+    # sketch's was 0.016) decided the mean; over 24 the skimmed/hash ratio of (1.0, 50, 235, 3) is 0.79
+    e = errors(z, shift, width, depth, reps=12)
     assert e["skimmed"] <= 1.25 * e["hash"] + 0.01, f"skimmed {e['skimmed']:.4f} vs hash {e['hash']:.4f}"
 
 

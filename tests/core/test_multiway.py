@@ -104,7 +104,7 @@ def test_weighted_chain_is_a_sum_aggregate():
 
 def test_skimmed_sketches_join_through_their_main_counters():
     f, sa, sb, g = tables(5, n=5000)
-    fs = ss.SkimmedSketch(128, 5, seed=21).update(f)
+    fs = ss.SkimmedSketch(128, 5, seed=21, search="prefix").update(f)  # counters of the keys themselves
     gs = ss.SkimmedSketch(128, 5, seed=22, domain=1 << 22).update([int(v[1:]) for v in g])
     s = ss.PairSketch.for_chain(fs, gs).update(sa, [int(v[1:]) for v in sb])
     hf, hg = ss.HashSketch(128, 5, seed=21).update(f), ss.HashSketch(128, 5, seed=22).update([int(v[1:]) for v in g])
@@ -250,3 +250,16 @@ def test_null_weights_skip_their_row_in_sketch_and_exact_answer():
     # f(1) g(x) 3 + (row (2, y) skipped) + f(2) g(z) 1 = 3
     assert ss.exact_chain_join_size(f, [1, 2, 2, None], ["x", "y", "z", "y"], g, weights_s=[3, None, 1, 7]) == 3
     assert ss.chain_join_size(fs, s, gs).value == 3
+
+
+def test_a_virtual_layout_sketch_is_refused_by_name():
+    # its counters hold signed virtual ids (the explicit constructor's default without a domain):
+    # a pair sketch of keys cannot meet them, so the chain join refuses instead of answering noise
+    f, sa, sb, g = tables(5, n=500)
+    fs = ss.SkimmedSketch(128, 5, seed=21).update(f)
+    gs = ss.SkimmedSketch(128, 5, seed=22, domain=1 << 22).update([int(v[1:]) for v in g])
+    with pytest.raises(ss.IncompatibleSketchError, match="virtual ids.*search differs"):
+        ss.PairSketch.for_chain(fs, gs)
+    s = ss.PairSketch(128, 128, 5, 21, 22).update(sa, [int(v[1:]) for v in sb])
+    with pytest.raises(ss.IncompatibleSketchError, match="virtual ids.*search differs"):
+        ss.chain_join_size(fs, s, gs)

@@ -103,7 +103,7 @@ def test_hierarchy_counters_are_prefix_count_sketches():
 # -- dense keys ----------------------------------------------------------------
 def test_int_keys_come_back_as_themselves():
     k = [5] * 900 + [-77] * 600 + [2**62] * 500 + list(range(1000, 3000))
-    sk = ss.SkimmedSketch(256, 5, seed=1).update(k)
+    sk = ss.SkimmedSketch(256, 5, seed=1, search="prefix").update(k)
     hh = sk.heavy_hitters()
     assert set(hh) == {5, -77, 2**62}, sorted(hh)
     for key, f in ((5, 900), (-77, 600), (2**62, 500)):
@@ -140,10 +140,10 @@ def test_pandas_and_pyarrow_strings_give_identical_unbounded_sketches():
     pd = pytest.importorskip("pandas")
     pa = pytest.importorskip("pyarrow")
     keys = skewed_strings(np.random.default_rng(5), string_universe(5, n_light=2000), n=5000)
-    ref = ss.SkimmedSketch(128, 5, seed=2).update(keys)
+    ref = ss.SkimmedSketch(128, 5, seed=2, search="prefix").update(keys)
     for c in (pd.Series(keys), pd.Series(keys, dtype="string"), pa.array(keys), pa.chunked_array([keys[:7], keys[7:]]),
               np.array(keys), [k.encode() for k in keys]):
-        sk = ss.SkimmedSketch(128, 5, seed=2).update(c)
+        sk = ss.SkimmedSketch(128, 5, seed=2, search="prefix").update(c)
         assert sk == ref and sk.to_bytes() == ref.to_bytes()
 
 
@@ -211,8 +211,8 @@ def test_ids_heavy_keys_found_and_search_cost_bounded(z):
 def test_dense_dense_term_matches_keys_across_sketches():
     f = ["x"] * 1000 + ["y"] * 400 + [f"l{i}" for i in range(300)]
     g = ["x"] * 300 + ["z"] * 700 + [f"l{i}" for i in range(0, 300, 3)]
-    a = ss.SkimmedSketch(128, 5, seed=4).update(f)
-    b = ss.SkimmedSketch(128, 5, seed=4).update(g)
+    a = ss.SkimmedSketch(128, 5, seed=4, search="prefix").update(f)
+    b = ss.SkimmedSketch(128, 5, seed=4, search="prefix").update(g)
     e = a.join_size(b)
     assert e.detail["common_dense"] >= 1 and e.detail["dense_dense"] == pytest.approx(300_000, rel=0.02)
     assert e.relative_error(ss.exact_join_size(f, g)) < 0.02, (e.value, ss.exact_join_size(f, g))
@@ -220,7 +220,7 @@ def test_dense_dense_term_matches_keys_across_sketches():
 
 def test_self_join_and_frequency_on_unbounded():
     k = ["a"] * 300 + ["b"] * 100 + [f"k{i}" for i in range(50)]
-    sk = ss.SkimmedSketch(2048, 5, seed=1).update(k)
+    sk = ss.SkimmedSketch(2048, 5, seed=1, search="prefix").update(k)
     assert sk.frequency("a").value == 300 and sk.frequency("b").value == 100
     f2 = ss.exact_self_join_size(k)
     e = sk.self_join_size()
@@ -229,7 +229,7 @@ def test_self_join_and_frequency_on_unbounded():
 
 # -- compatibility and rejects ----------------------------------------------------
 def test_bounded_and_unbounded_are_incompatible_and_hierarchy_shape_matters():
-    a = ss.SkimmedSketch(64, 5, seed=1).update([1])
+    a = ss.SkimmedSketch(64, 5, seed=1, search="prefix").update([1])
     with pytest.raises(ss.IncompatibleSketchError, match="domain"):
         a.join_size(ss.SkimmedSketch(64, 5, seed=1, domain=100))
     for field, kw in (("hier_width", {"hier_width": 32}), ("hier_depth", {"hier_depth": 3})):
@@ -237,7 +237,7 @@ def test_bounded_and_unbounded_are_incompatible_and_hierarchy_shape_matters():
         for op in (a.merge, a.join_size, a.subtract):
             with pytest.raises(ss.IncompatibleSketchError, match=field):
                 op(other)
-    assert a == ss.SkimmedSketch(64, 5, seed=1).update([1])
+    assert a == ss.SkimmedSketch(64, 5, seed=1, search="prefix").update([1])
 
 
 @pytest.mark.parametrize("kw,msg", [
@@ -254,7 +254,7 @@ def test_bad_hierarchy_parameters_rejected(kw, msg):
 
 @pytest.mark.parametrize("bad", [0, -1, float("nan"), float("inf"), "10", True, None])
 def test_bad_heavy_hitter_threshold_rejected(bad):
-    sk = ss.SkimmedSketch(64, 5, seed=1).update([1, 1, 2])
+    sk = ss.SkimmedSketch(64, 5, seed=1, search="prefix").update([1, 1, 2])
     if bad is None:
         assert sk.heavy_hitters(None) == sk.heavy_hitters()
         return
@@ -329,11 +329,11 @@ def test_hierarchy_extension_float_and_empty_rejects():
 
 def test_round_trip_keeps_hierarchy_and_answers():
     k = ["a"] * 300 + [str(i) for i in range(400)]
-    sk = ss.SkimmedSketch(64, 5, seed=8).update(k)
+    sk = ss.SkimmedSketch(64, 5, seed=8, search="prefix").update(k)
     back = ss.from_bytes(sk.to_bytes())
     assert back == sk and np.array_equal(back.hierarchy_counters, sk.hierarchy_counters)
     assert back.heavy_hitters() == sk.heavy_hitters()
-    other = ss.SkimmedSketch(64, 5, seed=8).update(k[::2])
+    other = ss.SkimmedSketch(64, 5, seed=8, search="prefix").update(k[::2])
     assert back.join_size(other).value == sk.join_size(other).value
 
 

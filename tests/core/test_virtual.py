@@ -80,9 +80,11 @@ def check_key_types_match_small_integers(seeds, tolerance, z):
 
 
 def test_every_key_type_is_skimmed_about_as_well_as_small_integers():
-    """Quick version (8 seeds, so a looser 2x; Zipf 1.5, where strings without skimming were
-    6x worse): the key types differ only by which random map sends keys to ids."""
-    check_key_types_match_small_integers(range(8), 2.0, z=1.5)
+    """Quick version (16 seeds, so a looser 2x; Zipf 1.5, where strings without skimming were
+    6x worse): the key types differ only by which random map sends keys to ids. (8 seeds gave
+    spread / int = 1.6 with the old skim floor and 2.02 with the justified one; 16 seeds 1.87 and
+    1.47 for strings: the per-seed errors vary tenfold.)"""
+    check_key_types_match_small_integers(range(16), 2.0, z=1.5)
 
 
 @pytest.mark.slow

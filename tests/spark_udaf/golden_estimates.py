@@ -77,7 +77,7 @@ def sketches() -> dict:
         "skim_exact_float": ss.SkimmedSketch.for_bytes(4096, seed=5, dtype="float64").update(
             [1, 2, 2, 3], weights=[0.5, 1.25, 2.0, -0.75]),
         "skim_counters": ss.SkimmedSketch.for_bytes(2048, seed=5).update(_zipf(19, 5000, 3000)),
-        "skim_prefix": ss.SkimmedSketch(64, 5, 9).update(_zipf(20, 500, 100)),
+        "skim_prefix": ss.SkimmedSketch(64, 5, 9, search="prefix").update(_zipf(20, 500, 100)),
     }
     out["hash_mixed"] = out["hash_exact"].copy().merge(h().update([5, 6, 7]))  # counter mode after the merge
     out.update(skimmed_sketches())

@@ -38,13 +38,55 @@ final class SkimDense {
 
     private SkimDense() {}
 
-    /** skim_factor * sqrt(F2(residual) / width): the lowest threshold of a round (SkimmedSketch._floor). */
-    static double floor(double[][] residual, double skimFactor) {
-        return skimFactor * Math.sqrt(Sums.mean(Sums.rowDots(residual, residual)) / residual[0].length);
+    /** skimmed.JUSTIFY_Z: a key is skimmed only at this many standard errors of its mean over the tables. */
+    static final double JUSTIFY_Z = 6.0;
+
+    /**
+     * max(skim_factor, JUSTIFY_Z / sqrt(depth)) * sqrt(F2(residual) / width): the lowest threshold of a round
+     * (SkimmedSketch._floor, skimmed.justified_factor).
+     */
+    static double floor(double[][] residual, double skimFactor, boolean justified) {
+        double noise = Math.sqrt(Sums.mean(Sums.rowDots(residual, residual)) / residual[0].length);
+        return justified ? Math.max(skimFactor, JUSTIFY_Z / Math.sqrt(residual.length)) * noise : skimFactor * noise;
     }
 
-    /** skimdense(counters, cand, floor=SkimmedSketch._floor); cand null: no candidates. */
+    /** skimdense.COMPLETE: residual F2 / counters' F2 of a skim that found every key. */
+    static final double COMPLETE = 1e-6;
+
+    /** skimdense.explains: mean row dot of the residual <= COMPLETE * that of the counters. */
+    static boolean explains(double[][] residual, double[][] counters) {
+        return Sums.mean(Sums.rowDots(residual, residual)) <= COMPLETE * Sums.mean(Sums.rowDots(counters, counters));
+    }
+
+    /**
+     * SkimmedSketch._skim_at with the default floor: the skim at skim_factor noises when it explains every
+     * counter (exact), else the justified skim (SkimmedSketch._floor).
+     */
     static Result run(double[][] counters, Candidates cand, double skimFactor) {
+        Result complete = run(counters, cand, skimFactor, false);
+        return explains(complete.residual, counters) ? complete : justified(run(counters, cand, skimFactor, true),
+                counters);
+    }
+
+    /** skimdense.MIN_DENSE_SHARE: the share of the counters' F2 a kept skim's dense keys hold at least. */
+    static final double MIN_DENSE_SHARE = 0.5;
+
+    /** skimdense.justified: r, or no skim when its dense keys hold under MIN_DENSE_SHARE of the counters' F2. */
+    static Result justified(Result r, double[][] counters) {
+        double f2 = Sums.mean(Sums.rowDots(counters, counters));
+        if (r.keys.length == 0 || Sums.dot(r.values, r.values) >= MIN_DENSE_SHARE * f2) {
+            return r;
+        }
+        double[][] residual = new double[counters.length][];
+        for (int p = 0; p < counters.length; p++) {
+            residual[p] = counters[p].clone();
+        }
+        int[][] cells = new int[counters.length][0];
+        return new Result(new long[0], new double[0], residual, r.tested, cells);
+    }
+
+    /** skimdense(counters, cand, floor): SkimmedSketch._floor (justified) or _complete_floor; cand null: none. */
+    static Result run(double[][] counters, Candidates cand, double skimFactor, boolean justified) {
         int d = counters.length;
         int w = counters[0].length;
         double[][] residual = new double[d][];
@@ -60,7 +102,7 @@ final class SkimDense {
         short[] count = new short[n];
         int[] first = new int[w];
         for (int round = 0; round < MAX_ROUNDS; round++) {
-            double fl = floor(residual, skimFactor);
+            double fl = floor(residual, skimFactor, justified);
             PassRules rules = PassRules.of(residual, n - denseCount, PassRules.BUDGET, fl, 0);
             double t = rules.lowest();
             if (!Double.isFinite(t) || n == 0) {

@@ -109,12 +109,14 @@ final class Spec implements Serializable {
         return new Spec(SketchState.KIND_HASH, (int) width, (int) depth, seed, 0, 0.0, 0, 0, isFloat);
     }
 
-    /** SkimmedSketch(width, depth, seed): unbounded keys, default hierarchy. */
+    /**
+     * SkimmedSketch(width, depth, seed): unbounded keys in the virtual layout (2^20 ids), as the core's
+     * explicit constructor since it measured best (docs/defaults.md, "Construction paths"); counter mode.
+     */
     static Spec skimmed(String fn, long width, long depth, long seed, boolean isFloat) {
         checkShape(fn, width, depth);
-        int lg = Math.max(4, Math.min(24, floorLog2(Math.max(1, width / 8))));
-        return new Spec(SketchState.KIND_SKIMMED, (int) width, (int) depth, seed, 0, 1.0, lg, DEFAULT_HIER_DEPTH,
-                isFloat);
+        return new Spec(SketchState.KIND_SKIMMED, (int) width, (int) depth, seed, 0, 1.0, 0, 0, isFloat, false, false,
+                DEFAULT_VIRTUAL_LG);
     }
 
     /** The core's COUNTER_BYTES: budgets count 4-byte counters whatever the counter type (skimsketch.sizing). */
