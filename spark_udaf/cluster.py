@@ -123,16 +123,25 @@ def _probe_task(modules):
     return probe
 
 
-_WHY = re.compile(r"(Cannot run program[^\n]*|PYTHON_VERSION_MISMATCH[^\n]*|Python in worker has different version"
-                  r"[^\n]*|Python worker exited unexpectedly[^\n]*|No such file or directory[^\n]*)")
+_LOST = re.compile(r"most recent failure: Lost task [^:]*\): ([^\n]*)")
 
 
 def _job_error(e: Exception) -> str:
-    """One line saying why the probe job failed (the executor's own words when recognisable)."""
-    text = str(e)
-    m = _WHY.search(text)
-    line = m.group(1) if m else next((s.strip() for s in text.splitlines() if s.strip()), type(e).__name__)
-    return line[:200]
+    """One line saying why the probe job failed: the executor's words for its last failed task when found."""
+    java = getattr(e, "java_exception", None)
+    try:
+        text = str(java.getMessage()) if java is not None else str(e)
+    except Exception:  # the JVM is gone: the Python-side text is all there is
+        text = str(e)
+    m = _LOST.search(text)
+    lines = [s.strip() for s in text.splitlines() if s.strip()]
+    if m and not m.group(1).startswith("An exception was thrown from the Python worker"):
+        line = m.group(1)
+    elif "Traceback" in text and lines:  # the worker ran and raised: its last line says what
+        line = lines[-1]
+    else:
+        line = lines[0] if lines else type(e).__name__
+    return line[:240]
 
 
 def _probe(sc, python: str):

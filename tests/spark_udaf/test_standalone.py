@@ -121,6 +121,23 @@ PYTHON_APIS = PRELUDE + textwrap.dedent(
     stream_checks(spark, h, p)
     step("streaming")
     spark.stop()
+    # then no jar and no Python on the executors (a new application): every builder stops on the driver
+    spark = builder.config("spark.executorEnv.PYTHONHOME", "/nonexistent-python-home").getOrCreate()
+    spark.sparkContext.setLogLevel("OFF")
+    df = table(spark)
+    calls = {"sketch_column": lambda: spark_udaf.sketch_column(df, "k", h),
+             "sketch_by": lambda: spark_udaf.sketch_by(df, "k", h, "g"),
+             "estimate_join_size": lambda: spark_udaf.estimate_join_size(df, "k", df, "k", h)}
+    for name, call in calls.items():
+        try:
+            call()
+        except cluster.ExecutorPythonError as e:
+            assert "\\n" not in str(e) and "spark_udaf.configure(builder)" in str(e), str(e)
+            print(f"{name}: {e}")
+        else:
+            raise AssertionError(f"{name}: no error")
+    step("nothing can work: the clear error")
+    spark.stop()
     print("STANDALONE-OK")
     """
 )
@@ -175,30 +192,6 @@ NATIVE = PRELUDE + textwrap.dedent(
     """
 )
 
-NOTHING = PRELUDE + textwrap.dedent(
-    """
-    # no jar and no Python on the executors: every builder stops on the driver, naming the remedy
-    spark = builder.config("spark.executorEnv.PYTHONHOME", "/nonexistent-python-home").getOrCreate()
-    spark.sparkContext.setLogLevel("OFF")
-    df = table(spark)
-    tpl = ss.HashSketch(width=128, depth=5, seed=4)
-    calls = {"sketch_column": lambda: spark_udaf.sketch_column(df, "k", tpl),
-             "sketch_by": lambda: spark_udaf.sketch_by(df, "k", tpl, "g"),
-             "estimate_join_size": lambda: spark_udaf.estimate_join_size(df, "k", df, "k", tpl)}
-    for name, call in calls.items():
-        try:
-            call()
-        except cluster.ExecutorPythonError as e:
-            assert "\\n" not in str(e) and "spark_udaf.configure(builder)" in str(e), str(e)
-            print(f"{name}: {e}")
-        else:
-            raise AssertionError(f"{name}: no error")
-    spark.stop()
-    print("STANDALONE-OK")
-    """
-)
-
-
 def _env(**extra) -> dict:
     import pyspark
 
@@ -232,8 +225,10 @@ needs_bare = pytest.mark.skipif(not os.path.exists(BARE), reason=f"no {BARE} to 
 @needs_bare
 def test_python_apis_with_another_python_on_the_executors(standalone, tmp_path):
     """Every Python API, the executors' default Python lacking numpy and mmh3: the library takes the driver's
-    interpreter (the nodes share its filesystem) and ships its sources; each result is the in-memory sketch."""
-    _script(tmp_path, PYTHON_APIS, standalone, _env(PYSPARK_PYTHON=BARE))
+    interpreter (the nodes share its filesystem) and ships its sources; each result is the in-memory sketch.
+    Then, no jar and no Python that starts on the executors: the one-line error from each builder."""
+    out = _script(tmp_path, PYTHON_APIS, standalone, _env(PYSPARK_PYTHON=BARE))
+    assert out.count("no Python there can import it") == 3, out
 
 
 @needs_bare
@@ -247,11 +242,6 @@ def test_configured_session_needs_no_python_on_the_executors(standalone, tmp_pat
         pytest.skip("no JDK to build the native jar")
     out = _script(tmp_path, NATIVE, standalone, _env(PYSPARK_PYTHON=BARE))
     assert "docs/deploying.md" in out
-
-
-def test_nothing_can_work_gives_the_clear_error(standalone, tmp_path):
-    out = _script(tmp_path, NOTHING, standalone, _env(PYSPARK_PYTHON=BARE))
-    assert out.count("no Python there can import it") == 3, out
 
 
 def _job_expectations(rows, domain, width, depth):
