@@ -123,7 +123,7 @@ def _probe_task(modules):
     return probe
 
 
-_LOST = re.compile(r"most recent failure: Lost task [^:]*\): ([^\n]*)")
+_LOST = re.compile(r"most recent failure: Lost task [^:]*\): (.*?)(?:\n\s*at |\Z)", re.S)
 
 
 def _job_error(e: Exception) -> str:
@@ -133,10 +133,10 @@ def _job_error(e: Exception) -> str:
         text = str(java.getMessage()) if java is not None else str(e)
     except Exception:  # the JVM is gone: the Python-side text is all there is
         text = str(e)
-    m = _LOST.search(text)
+    m = _LOST.search(text)  # the failed task's message, up to its stack trace, as one line
     lines = [s.strip() for s in text.splitlines() if s.strip()]
-    if m and not m.group(1).startswith("An exception was thrown from the Python worker"):
-        line = m.group(1)
+    if m and "Traceback" not in m.group(1):
+        line = " ".join(m.group(1).split())
     elif "Traceback" in text and lines:  # the worker ran and raised: its last line says what
         line = lines[-1]
     else:
