@@ -123,6 +123,7 @@ def _probe_task(modules):
     return probe
 
 
+_ERROR_LINE = re.compile(r"^[A-Za-z_]\w*(Error|Exception): \S")
 _LOST = re.compile(r"most recent failure: Lost task [^:]*\): (.*?)(?:\n\s*at |\Z)", re.S)
 
 
@@ -136,7 +137,9 @@ def _job_error(e: Exception) -> str:
     m = _LOST.search(text)  # the failed task's message, up to its stack trace, as one line
     lines = [s.strip() for s in text.splitlines() if s.strip()]
     if m and "Traceback" not in m.group(1):
-        line = " ".join(m.group(1).split())
+        # an interpreter that died on start prints its own error line (e.g. "ModuleNotFoundError: ..."): that one
+        said = [s.strip() for s in m.group(1).splitlines() if _ERROR_LINE.match(s.strip())]
+        line = " ".join(m.group(1).split()) if not said else f"{m.group(1).split(':')[0]}: {said[-1]}"
     elif "Traceback" in text and lines:  # the worker ran and raised: its last line says what
         line = lines[-1]
     else:

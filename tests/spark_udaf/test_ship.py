@@ -23,9 +23,10 @@ def test_a_failed_probe_is_told_in_one_line_in_the_executor_words():
              "(127.0.0.1 executor 0): ")
     crashed = stage + ("org.apache.spark.SparkException: \nError from python worker:\n  Fatal Python error: "
                        "init_fs_encoding\n  ModuleNotFoundError: No module named 'encodings'\n\tat org.X(Y.scala:1)\n")
-    assert _job_error(RuntimeError(crashed)) == ("org.apache.spark.SparkException: Error from python worker: Fatal "
-                                                 "Python error: init_fs_encoding ModuleNotFoundError: No module named "
-                                                 "'encodings'")
+    assert _job_error(RuntimeError(crashed)) == ("org.apache.spark.SparkException: ModuleNotFoundError: No module "
+                                                 "named 'encodings'")
+    plain = stage + "org.apache.spark.SparkException: Python worker exited unexpectedly (crashed)\n\tat org.X(Y:1)"
+    assert _job_error(RuntimeError(plain)) == "org.apache.spark.SparkException: Python worker exited unexpectedly (crashed)"
     missing = stage + 'java.io.IOException: Cannot run program "/opt/py": error=2\n\tat java.base/X.start(X.java:1)'
     assert _job_error(RuntimeError(missing)) == 'java.io.IOException: Cannot run program "/opt/py": error=2'
     raised = stage + "An exception was thrown from the Python worker:\nTraceback (most recent call last):\n  x\nKeyError: 1"
