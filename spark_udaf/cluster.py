@@ -102,18 +102,31 @@ def ship_package(spark) -> str:
     return _ship(spark.sparkContext)
 
 
-def _probe_task(modules):
+def _probe_task(modules, ours: dict, shipped: str | None):
     """The probe's task function (a closure, so cloudpickle ships it by value: it needs only the standard
-    library on the executor): -> one ``(sys.executable, {module: (ok, real path of its file or the error)})``."""
+    library on the executor) -> one ``(sys.executable, {module: (ok, real path of its file or the error)})``.
+
+    The library's packages (``ours``: name -> the driver's file) are imported only from the driver's file or
+    the ``shipped`` zip: a Python worker is reused across tasks, and a copy imported there from elsewhere
+    would stay in it after the sources are shipped. Elsewhere they are only located (``find_spec``)."""
 
     def probe(_):
         import importlib
+        import importlib.util
         import os
         import sys
 
         found = {}
         for name in modules:
             try:
+                if name in ours:
+                    spec = importlib.util.find_spec(name)
+                    where = os.path.realpath(spec.origin) if spec is not None and spec.origin else ""
+                    if spec is None:
+                        raise ModuleNotFoundError(f"No module named {name!r}")
+                    if where != ours[name] and not (shipped and shipped in where):
+                        found[name] = (False, f"another copy at {where}")
+                        continue
                 f = getattr(importlib.import_module(name), "__file__", None) or ""
                 found[name] = (True, os.path.realpath(f) if f else "")
             except BaseException as e:  # an import that fails in any way is a missing module here
@@ -147,14 +160,15 @@ def _job_error(e: Exception) -> str:
     return line[:240]
 
 
-def _probe(sc, python: str):
+def _probe(sc, python: str, shipped: str | None):
     """Run the probe with ``python`` as the workers' interpreter -> ``({module: (ok, info)}, None)`` merged
     over the tasks (one task per slot of the default parallelism, at most 64), or ``(None, why it failed)``."""
     old = sc.pythonExec
     sc.pythonExec = python
+    task = _probe_task(MODULES, {m: _driver_file(m) for m in _OURS}, shipped and os.path.basename(shipped))
     try:
         n = max(1, min(int(sc.defaultParallelism), 64))
-        rows = sc.parallelize(range(n), n).mapPartitions(_probe_task(MODULES)).collect()
+        rows = sc.parallelize(range(n), n).mapPartitions(task).collect()
     except Exception as e:  # the interpreter did not start there, or is another Python version
         return None, _job_error(e)
     finally:
@@ -173,7 +187,7 @@ def _driver_file(name: str) -> str:
 
 def _needs_sources(found) -> bool:
     """Whether the executors lack this driver's ``skimsketch``/``spark_udaf`` (absent, or other copies)."""
-    return any(not found[m][0] or found[m][1] != _driver_file(m) for m in _OURS)
+    return any(not found[m][0] for m in _OURS)
 
 
 def _missing(found) -> list:
@@ -197,10 +211,10 @@ def _decide(sc) -> PythonWorkers:
     shipped = None
     reasons = []
     for python in _candidates(sc):
-        found, err = _probe(sc, python)
+        found, err = _probe(sc, python, shipped)
         if found is not None and shipped is None and _needs_sources(found):
             shipped = _ship(sc)
-            found, err = _probe(sc, python)
+            found, err = _probe(sc, python, shipped)
         if found is not None and not _missing(found):
             if python != sc.pythonExec:
                 _LOG.info("executors' Python tasks run %s (the session's %s cannot import the library)",
