@@ -30,6 +30,7 @@ import os
 import re
 import sys
 import tempfile
+import threading
 import zipfile
 from dataclasses import dataclass
 
@@ -47,6 +48,7 @@ REMEDY = ("configure the session with spark_udaf.configure(builder) so that buil
           "environment in spark.archives; docs/deploying.md)")
 _LOG = logging.getLogger("spark_udaf")
 _STATE: dict = {}  # application id -> PythonWorkers
+_LOCK = threading.Lock()  # one probe at a time (foreachBatch handlers run on other threads)
 
 
 class ExecutorPythonError(RuntimeError):
@@ -244,9 +246,10 @@ def python_workers(spark) -> PythonWorkers | None:
     if sc is None:
         return None
     key = sc.applicationId
-    if key not in _STATE:
-        _STATE[key] = _decide(sc)
-    state = _STATE[key]
+    with _LOCK:
+        if key not in _STATE:
+            _STATE[key] = _decide(sc)
+        state = _STATE[key]
     if state.python is not None and sc.pythonExec != state.python:
         sc.pythonExec = state.python  # the session's value was reset (a new context object on the same app)
     return state
