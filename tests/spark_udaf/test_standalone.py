@@ -269,11 +269,13 @@ def _job_expectations(rows, domain, width, depth):
             f"estimate   : {est.value:,.0f}  interval [{est.low:,.0f}, {est.high:,.0f}]"]
 
 
+@pytest.mark.slow
 @needs_bare
 def test_main_job(standalone, tmp_path):
     """``python -m spark_udaf.job --master spark://...`` (``./dev run``), nothing set by hand, the executors' default
-    Python lacking numpy and mmh3 (the issue's failure): the driver's interpreter is taken there. (With no Python
-    at all on the executors the job runs in the configured-session test above.)"""
+    Python lacking numpy and mmh3 (the issue's failure): the driver's interpreter is taken there. Slow: the
+    default run covers the same in the tests above (the Python APIs with that interpreter, and the job itself,
+    in-process, with no Python on the executors)."""
     rows, domain = 20000, 3000
     out = _run(["-m", "spark_udaf.job", "--master", standalone.url, "--rows", str(rows), "--domain", str(domain),
                 "--width", "128", "--depth", "5", "--repeat", "1", "--workdir", str(tmp_path / "job")], tmp_path,
