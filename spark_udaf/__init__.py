@@ -19,7 +19,7 @@ and pandas (the ``spark`` extra). See docs/spark.md.
 """
 
 from .build import merge_sketch_column, sketch_by, sketch_column, sketch_pair, sketch_parquet, sketch_partials
-from .cluster import ship_package
+from .cluster import ExecutorPythonError, ship_package
 from .estimate import estimate_join_size, relative_half_width
 from .exact import exact_join_size, exact_self_join_size, frequencies
 from . import functions
@@ -46,6 +46,7 @@ __all__ = [
     "FUNCTIONS",
     "ALIASES",
     "ship_package",
+    "ExecutorPythonError",
     "StreamingSketch",
     "read_state",
 ]

@@ -6,13 +6,13 @@ Python workers.
 
 from __future__ import annotations
 
-import os
 import re
-import sys
 from contextlib import contextmanager
 from functools import reduce
 
 import skimsketch as ss
+
+from .cluster import python_workers
 
 __all__ = [
     "KEY_TYPE_NAMES",
@@ -181,22 +181,21 @@ def merge_blobs(blobs, what: str = "sketch"):
 
 
 def worker_python(spark) -> bool:
-    """Point a classic local session's Python workers at this interpreter when nothing else chose one.
+    """Give a classic session's Python workers an interpreter that runs the library, if one exists there.
 
     PySpark starts workers with ``$PYSPARK_PYTHON`` or else a bare ``python3``, which
-    outside this environment lacks numpy and mmh3 (``No module named 'mmh3'`` on the
-    first Python task). For a ``local``/``local-cluster`` master without
-    ``PYSPARK_PYTHON``, the session's context takes ``sys.executable`` (the workers run
-    on this machine). Returns whether it changed anything; Connect sessions and other
-    masters are left alone (set ``PYSPARK_PYTHON`` or ``spark.pyspark.python`` there).
+    may lack numpy and mmh3 (``No module named 'mmh3'`` on the first Python task) or
+    this driver's sources. :func:`spark_udaf.cluster.python_workers` probes the
+    executors once per application, ships the sources and takes the driver's
+    interpreter where that is what works. Returns whether the session's interpreter
+    changed; Connect sessions are left alone.
     """
     sc = getattr(spark, "sparkContext", None) if getattr(spark, "_jsparkSession", None) is not None else None
-    if sc is None or os.environ.get("PYSPARK_PYTHON") or not str(sc.master).startswith("local"):
+    if sc is None:
         return False
-    if getattr(sc, "pythonExec", None) in (None, "python3", "python") and sys.executable:
-        sc.pythonExec = sys.executable
-        return True
-    return False
+    before = sc.pythonExec
+    python_workers(spark)
+    return sc.pythonExec != before
 
 
 def resolve_column(df, column):

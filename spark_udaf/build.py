@@ -29,6 +29,7 @@ from ._common import (
     worker_errors,
 )
 from . import native_build
+from .cluster import require_python
 from .parquet import counted, plain_parquet_scan, require_template, sketch_parquet_scan
 from .partials import CHUNK_ROWS, PartialAccumulator
 from .sql_udfs import skim_merge_udf
@@ -127,6 +128,7 @@ def sketch_partials(df, column: str, sketch, weight: str | None = None, by=None,
         raise ValueError(f"chunk_rows must be positive, got {chunk_rows}")
     check_columns(df, column, sketch, weight)
     selected = _selected(df, column, weight, by)
+    require_python(df.sparkSession, f"building the sketch of {column!r} on the Python path")
     out = StructType([field_of(df, b) for b in by] + [StructField(_SKETCH_COL, BinaryType(), False)])
     template = sketch.empty_like().to_bytes()
     return selected.mapInArrow(_partition_builder(template, weight is not None, len(by), chunk_rows), out)
@@ -154,10 +156,14 @@ def sketch_column(df, column: str, sketch, weight: str | None = None, *, merge: 
     path declines whatever it cannot read exactly as Spark does).
     ``parquet_fast_path=False`` always uses ``mapInArrow``.
     ``path="auto"`` uses the Parquet fast path on a plain Parquet scan (measured
-    fastest), else builds on the JVM when the native jar is loaded and the
-    sketch and columns allow it (:mod:`spark_udaf.native_build`; the same bytes),
+    fastest) where the executors can run the library's Python, else builds on the
+    JVM when the native jar is loaded and the sketch and columns allow it
+    (:mod:`spark_udaf.native_build`; the same bytes; the executors need no Python),
     ``"native"`` requires the JVM, ``"python"`` never uses it; the ``spark_udaf``
-    logger says which path ran.
+    logger says which path ran. A Python path checks first that the executors can
+    run it (:mod:`spark_udaf.cluster`: their interpreter fixed, the sources shipped
+    when needed), else raises :class:`~spark_udaf.cluster.ExecutorPythonError`
+    before any task runs.
     """
     if merge not in ("driver", "tree"):
         raise ValueError(f"merge must be 'driver' or 'tree', got {merge!r}")
@@ -204,6 +210,7 @@ def merge_sketch_column(df, column: str = _SKETCH_COL, by=None):
     f = field_of(df, column)
     if f.dataType.simpleString() != "binary":
         raise ss.KeyTypeError(f"column {column!r} must hold sketch bytes (binary), got {f.dataType.simpleString()}")
+    require_python(df.sparkSession, "merging sketch bytes with the skim_merge Arrow aggregate")
     agg = skim_merge_udf()(df[column]).alias(_SKETCH_COL)
     return df.groupBy(*by).agg(agg)
 

@@ -5,16 +5,21 @@ in ``[1, domain]`` is drawn with probability ``∝ r^-z`` by inverting the CDF a
 ``u_i = splitmix64(seed·2^32 + i) / 2^64``. The key of a row depends only on
 ``(i, seed, z, domain, shift)``, never on the partitioning, so a table is the
 same on every run, machine and cluster (docs/algorithms.md: the paper's Zipf streams, G
-being F right-shifted by ``shift``).
+being F right-shifted by ``shift``). :func:`zipf_table` computes the keys on the executors
+(Python tasks: :func:`spark_udaf.cluster.require_python`); :func:`write_zipf_parquet` writes
+the same table from the driver, for executors that cannot run the library's Python.
 """
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["zipf_keys", "zipf_table"]
+from .cluster import require_python
+
+__all__ = ["write_zipf_parquet", "zipf_keys", "zipf_table"]
 
 _G = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -54,6 +59,7 @@ def zipf_table(spark, rows: int, z: float, domain: int, shift: int = 0, seed: in
     from pyspark.sql.types import LongType, StructField, StructType
 
     zipf_keys(np.zeros(1, dtype=np.int64), z, domain, shift, seed)  # validate arguments on the driver
+    require_python(spark, "generating a Zipf table on the executors")
 
     def gen(batches):
         import pyarrow as pa
@@ -64,3 +70,25 @@ def zipf_table(spark, rows: int, z: float, domain: int, shift: int = 0, seed: in
 
     ids = spark.range(0, rows, 1, partitions) if partitions else spark.range(0, rows)
     return ids.mapInArrow(gen, StructType([StructField(column, LongType(), False)]))
+
+
+def write_zipf_parquet(path: str, rows: int, z: float, domain: int, shift: int = 0, seed: int = 0,
+                       files: int = 1, column: str = "k", chunk_rows: int = 1 << 20) -> str:
+    """Write the table :func:`zipf_table` generates (the same keys, row for row) as ``files`` Parquet files
+    under the directory ``path`` (a local path or a URI pyarrow's filesystems write), from the driver -> ``path``."""
+    import pyarrow as pa
+    import pyarrow.fs as pafs
+    import pyarrow.parquet as pq
+
+    zipf_keys(np.zeros(1, dtype=np.int64), z, domain, shift, seed)
+    files = max(1, min(int(files), rows or 1))
+    fs, root = pafs.FileSystem.from_uri(path if "://" in path else "file://" + os.path.abspath(path))
+    fs.create_dir(root, recursive=True)
+    schema = pa.schema([pa.field(column, pa.int64(), nullable=False)])
+    bounds = np.linspace(0, rows, files + 1).astype(np.int64)
+    for i in range(files):
+        with pq.ParquetWriter(f"{root}/part-{i:05d}.parquet", schema, filesystem=fs) as w:
+            for lo in range(int(bounds[i]), int(bounds[i + 1]), chunk_rows):
+                ids = np.arange(lo, min(lo + chunk_rows, int(bounds[i + 1])), dtype=np.int64)
+                w.write_table(pa.table([pa.array(zipf_keys(ids, z, domain, shift, seed))], schema=schema))
+    return path

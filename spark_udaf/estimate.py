@@ -11,6 +11,7 @@ from skimsketch.sizing import check_nbytes
 
 from . import native_build
 from ._common import check_columns, check_weight_field
+from .cluster import python_usable
 from .build import plain_parquet_scan, sketch_column, sketch_pair
 from .parquet import require_template
 from .exact import check_join_keys, exact_join_size
@@ -127,7 +128,9 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
     t0 = time.perf_counter()
     # "auto": plain Parquet scans on both sides (DataFrames or paths) are read fastest by the
     # Parquet fast path (see sketch_column), one sketch_column job per side
-    scans = path == "auto" and bool(plain_parquet_scan(left)) and bool(plain_parquet_scan(right))
+    # where the executors can run the library's Python (spark_udaf.cluster; else the JVM builds them)
+    scans = (path == "auto" and bool(plain_parquet_scan(left)) and bool(plain_parquet_scan(right))
+             and python_usable(left.sparkSession))
     reasons = [native_build.native_reason(df, col, template, w)
                for df, col, w in ((left, lcol, lweight), (right, rcol, rweight))]
     native_sides = path != "python" and not scans and reasons == [None, None]

@@ -8,10 +8,14 @@ scratch directory; ``--left/--right`` read your Parquet instead. Then, on the
 same files, it times the sketch estimate (both sketches built on the executors,
 only their bytes reach the driver) against the exact join size (a shuffle of
 grouped counts), and prints both answers, the error, the interval and the
-speed-up. The same command works against a cluster: ``--master
-spark://host:7077`` (the executors then get the skimsketch sources with
-``addPyFile``; they need numpy, mmh3 and pyarrow installed; ``--workdir`` must
-then be a path every node can read).
+speed-up. The same command works against a cluster, ``--master
+spark://host:7077`` (``--workdir`` must then be a path every node can read),
+with nothing set by hand: the session is made by :func:`spark_udaf.configure`
+(the native jar travels to the executors with ``spark.jars``, so the sketches of
+DataFrames build on the JVM), and :mod:`spark_udaf.cluster` finds a Python on
+the executors that runs the library (shipping the sources) for the Python paths;
+where none can, the tables are written from the driver and every build runs on
+the JVM. docs/deploying.md.
 """
 
 from __future__ import annotations
@@ -27,8 +31,9 @@ import time
 import skimsketch as ss
 from skimsketch.sizing import check_nbytes
 
-from .cluster import ship_package
-from .datagen import zipf_table
+from . import native
+from .cluster import python_usable, python_workers
+from .datagen import write_zipf_parquet, zipf_table
 from .estimate import estimate_join_size
 from .exact import exact_join_size
 
@@ -65,8 +70,6 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--repeat", type=int, default=3,
                    help="time the estimate and the exact join this many times each, alternating (default 3): "
                         "the first run pays the session's warm-up (Python workers, JIT), the others do not")
-    p.add_argument("--ship", choices=("auto", "yes", "no"), default="auto",
-                   help="addPyFile the skimsketch sources (auto: for non-local masters)")
     args = p.parse_args(argv)
     if (args.left is None) != (args.right is None):
         p.error("--left and --right go together")
@@ -104,6 +107,8 @@ def _session(master: str):
              .config("spark.sql.shuffle.partitions", "8"))
     if master.startswith("local-cluster"):
         b = b.config("spark.executor.memory", "512m")
+    if native.available():  # the jar (JVM builds, executors need no Python) and PYSPARK_PYTHON for local masters
+        b = native.configure(b)
     spark = b.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark, True
@@ -121,14 +126,20 @@ def _fmt(x) -> str:
     return f"{x:,.0f}" if abs(x) < 1e15 else f"{x:.6g}"
 
 
-def _generate(spark, args, workdir: str) -> tuple[str, str, float]:
-    """Write the two Zipf tables to Parquet under ``workdir``; returns their paths and the seconds spent."""
+def _generate(spark, args, workdir: str) -> tuple[str, str, float, str]:
+    """Write the two Zipf tables to Parquet under ``workdir`` -> their paths, the seconds spent and where they
+    were generated (on the executors where they run the library's Python, else by the driver)."""
     t = time.perf_counter()
     paths = os.path.join(workdir, "left"), os.path.join(workdir, "right")
+    on_executors = python_usable(spark)
+    files = args.partitions or spark.sparkContext.defaultParallelism
     for path, rows, shift, seed in ((paths[0], args.rows, 0, args.data_seed),
                                     (paths[1], args.right_rows, args.shift, args.data_seed + 1)):
-        zipf_table(spark, rows, args.zipf, args.domain, shift, seed, args.partitions).write.parquet(path)
-    return paths[0], paths[1], time.perf_counter() - t
+        if on_executors:
+            zipf_table(spark, rows, args.zipf, args.domain, shift, seed, args.partitions).write.parquet(path)
+        else:
+            write_zipf_parquet(path, rows, args.zipf, args.domain, shift, seed, files)
+    return paths[0], paths[1], time.perf_counter() - t, "the executors" if on_executors else "the driver"
 
 
 def main(argv=None) -> int:
@@ -138,19 +149,23 @@ def main(argv=None) -> int:
     spark, owned = _session(args.master)
     scratch = None
     try:
-        master = spark.sparkContext.master
-        if args.ship == "yes" or (args.ship == "auto" and not master.startswith("local")):
-            ship_package(spark)
-        print(f"spark_udaf.job: master {master}, Spark {spark.version}")
+        print(f"spark_udaf.job: master {spark.sparkContext.master}, Spark {spark.version}")
+        workers = python_workers(spark)
+        if workers is not None:
+            where = (f"Python tasks run {workers.python}" if workers.python else
+                     "no Python there runs the library: tables written by the driver, sketches built on the JVM")
+            jvm = "native jar loaded" if native.loaded(spark) else "no native jar"
+            print(f"executors  : {where}{' (sources shipped)' if workers.shipped else ''}; {jvm}")
         if args.left:
             lpath, rpath, lcol = args.left, args.right, args.column
             print(f"tables     : left {lpath}, right {rpath} (column {lcol})")
         else:
             workdir = args.workdir or (scratch := tempfile.mkdtemp(prefix="skimsketch-job-"))
-            lpath, rpath, t_gen = _generate(spark, args, workdir)
+            lpath, rpath, t_gen, where = _generate(spark, args, workdir)
             lcol = "k"
             print(f"tables     : left {args.rows:,} rows, right {args.right_rows:,} rows; Zipf z={args.zipf} over "
-                  f"[0, {args.domain:,}), right shifted by {args.shift} (written to Parquet in {t_gen:.2f} s)")
+                  f"[0, {args.domain:,}), right shifted by {args.shift} (written to Parquet by {where} in "
+                  f"{t_gen:.2f} s)")
         shape = ", ".join(f"{k}={v}" for k, v in template.params.items())
         if getattr(template, "exact_mode", False):  # exact while few keys, then counters: the budget bounds both
             size = (f"at most {args.nbytes:,} bytes each (exact up to {template.exact_capacity:,} distinct keys, "
@@ -178,7 +193,7 @@ def main(argv=None) -> int:
             print(f"fallback   : interval half-width {d['relative_half_width']:.1%} > tolerance "
                   f"{args.tolerance:.1%}: answered exactly ({_fmt(est.value)})")
         secs = d["seconds"]
-        line = f"timings    : both sketches {secs['sketches']:.2f} s, estimate {secs['estimate']:.3f} s"
+        line = f"timings    : both sketches {secs['sketches']:.2f} s ({d['build_path']} path), estimate {secs['estimate']:.3f} s"
         if "exact" in secs:
             line += f", exact fallback {secs['exact']:.2f} s"
         line += f"; total {t_est:.2f} s"

@@ -127,7 +127,12 @@ def configure(builder, extensions: str | None = None, jars: str | None = None):
     set; pass the values you would otherwise set for ``jars`` (comma-separated)
     and ``extensions`` so that they are kept. When the session will run locally
     (no master, or ``local``/``local-cluster``) and ``PYSPARK_PYTHON`` is not set, it
-    is set to this interpreter, so that Python workers find numpy and mmh3. A
+    is set to this interpreter, so that Python workers find numpy and mmh3. For
+    any other master nothing else is needed: ``spark.jars`` takes the jar to the
+    executors (the JVM builds need no Python there), and the first job that needs
+    Python on the executors finds an interpreter that runs the library, ships the
+    sources, or stops with a one-line error (:mod:`spark_udaf.cluster`,
+    docs/deploying.md). This is the one documented way to set up a session. A
     Spark Connect builder (``.remote(...)``) is refused: the server needs the jar
     and the extension in its own configuration (docs/native.md).
     """

@@ -43,6 +43,7 @@ from ._common import (
     require_sketch,
     worker_errors,
 )
+from .cluster import python_usable
 from .partials import CHUNK_ROWS, PartialAccumulator
 
 __all__ = ["counted", "plain_parquet_scan", "require_template", "sketch_parquet_scan", "stored_type_reads_as"]
@@ -301,7 +302,8 @@ def sketch_parquet_scan(df, column: str, template, weight: str | None = None, *,
     The result is ``template.empty_like()`` filled with the column; ``template``
     (which must be empty: :func:`~spark_udaf._common.require_template`) never
     changes. ``df`` must be a plain Parquet scan (:func:`plain_parquet_scan`),
-    otherwise this declines at once. The caller checks nothing else: the
+    otherwise this declines at once; it declines too where the executors cannot
+    run the library's Python (:func:`spark_udaf.cluster.python_usable`). The caller checks nothing else: the
     column checks are those of the general path, raised on the driver. On a
     decline the caller runs the general path.
     """
@@ -312,6 +314,8 @@ def sketch_parquet_scan(df, column: str, template, weight: str | None = None, *,
     check_columns(df, column, template, weight)
     columns = [column] + ([weight] if weight is not None else [])
     why = _driver_decline(df, columns)
+    if why is None and not python_usable(df.sparkSession):  # probed once per application (spark_udaf.cluster)
+        why = "the executors cannot run the library's Python"
     if why is None:
         sc = df.sparkSession.sparkContext
         n = tasks or sc.defaultParallelism

@@ -1,5 +1,7 @@
 """Fixtures of the Spark adapter tests."""
 
+import os
+
 import pytest
 
 
@@ -15,3 +17,21 @@ def native_sql(spark):
     native.register(spark)
     yield spark
     spark_udaf.register(spark)
+
+
+@pytest.fixture(scope="module")
+def standalone(tmp_path_factory):
+    """A standalone master and worker (separate JVMs, pyspark's own bin/spark-class, 127.0.0.1, free ports;
+    2 cores, 1 GB) for one test module, stopped by their process groups at the end (tests/spark_udaf/standalone.py)."""
+    pyspark = pytest.importorskip("pyspark")
+    import shutil
+
+    from tests.spark_udaf.standalone import Standalone
+
+    if not shutil.which("java"):
+        pytest.skip("no java to run a standalone cluster")
+    cluster = Standalone(os.path.dirname(pyspark.__file__), tmp_path_factory.mktemp("standalone")).start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()

@@ -146,3 +146,50 @@ def test_local_cluster_mode(tmp_path):
 
     if native.available():
         assert "native SQL aggregates on the executors" in proc.stdout, tail
+
+
+ORDINARY = textwrap.dedent(
+    """
+    import sys
+    sys.path.insert(0, sys.argv[1])  # this checkout for the driver only: its Python workers do not see it
+    import numpy as np
+    from pyspark.sql import SparkSession
+    import skimsketch as ss
+    import spark_udaf
+
+    spark = SparkSession.builder.master("local[2]").getOrCreate()  # the ordinary way: no configure, no PYSPARK_PYTHON
+    spark.sparkContext.setLogLevel("ERROR")
+    df = spark.range(0, 3000, 1, 2).selectExpr("id % 97 AS k")
+    template = ss.HashSketch(width=64, depth=3, seed=2)
+    got = spark_udaf.sketch_column(df.where("k > 5"), "k", template, path="python")
+    keys = np.arange(3000) % 97
+    assert got.to_bytes() == template.empty_like().update(keys[keys > 5]).to_bytes()
+    state = spark_udaf.cluster.python_workers(spark)
+    assert state.python == sys.executable, state
+    import os
+    seen = spark.sparkContext.parallelize([0], 1).map(lambda _: __import__("spark_udaf").__file__).first()
+    mine = os.path.realpath(spark_udaf.__file__)
+    # this checkout's sources: shipped (a zip) unless the workers' own import is this very checkout
+    assert (state.shipped and ".zip" in seen) or os.path.realpath(seen) == mine, (seen, mine, state)
+    spark.stop()
+    print("ORDINARY-OK")
+    """
+)
+
+
+def test_an_ordinary_local_session_outside_the_checkout(tmp_path):
+    """``SparkSession.builder.master('local[2]').getOrCreate()`` from a script outside the checkout, ``python3`` on
+    the PATH being the system one: the Python path takes this interpreter and ships this checkout's sources."""
+    pytest.importorskip("pyspark")
+    import pyspark
+
+    script = tmp_path / "ordinary.py"
+    script.write_text(ORDINARY)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "PYTHONPATH",
+                                                             "PYSPARK_SUBMIT_ARGS")}
+    env.update(PATH="/usr/bin:/bin", SPARK_HOME=os.path.dirname(pyspark.__file__), SPARK_LOCAL_IP="127.0.0.1")
+    proc = subprocess.run([sys.executable, str(script), root], cwd=str(tmp_path), env=env, capture_output=True,
+                          text=True, timeout=600)
+    tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-40:])
+    assert proc.returncode == 0 and "ORDINARY-OK" in proc.stdout, tail
