@@ -27,8 +27,9 @@ final class Memory {
     /** The error for an allocation failure in {@code fn}, after dropping the caches (throw it). */
     static SketchMemoryError failed(String fn, OutOfMemoryError e) {
         dropCaches();
-        return new SketchMemoryError(fn + ": the JVM ran out of memory (heap limit " + (HEAP >> 20) + " MB) in this "
-                + "query; the library's caches were dropped and only this query failed: give the driver or the "
-                + "executors more memory (spark.driver.memory, spark.executor.memory), or use smaller sketches", e);
+        return new SketchMemoryError(fn + ": the JVM ran out of memory (" + e.getMessage() + "; heap limit "
+                + (HEAP >> 20) + " MB) in this query; the library's caches were dropped and only this query failed: "
+                + "give the driver or the executors more memory (spark.driver.memory, spark.executor.memory), or use "
+                + "smaller sketches"); // not the OutOfMemoryError as a cause: Spark would kill the JVM on it
     }
 }

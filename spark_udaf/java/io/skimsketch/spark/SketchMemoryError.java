@@ -7,7 +7,9 @@ package io.skimsketch.spark;
 public final class SketchMemoryError extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    public SketchMemoryError(String message, Throwable cause) {
-        super(message, cause);
+    /** No cause: Spark's executor searches an exception's causes for fatal errors (OutOfMemoryError) and
+     * kills its JVM when it finds one (spark.executor.killOnFatalError.depth). */
+    public SketchMemoryError(String message) {
+        super(message);
     }
 }
