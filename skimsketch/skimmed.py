@@ -62,6 +62,7 @@ from .keys import canonicalize
 from .hierarchy import LEVELS, MAX_HIER_DEPTH, MAX_LG, MIN_HIER_DEPTH, MIN_LG, hierarchy
 from .skimdense import (
     BUDGET,
+    COMPLETE,
     MAX_SCAN_DOMAIN,
     Candidates,
     DenseResult,
@@ -164,10 +165,11 @@ class SkimResult:
     """Dense keys, their estimated frequencies, and the residual counters."""
 
     __slots__ = ("keys", "values", "residual", "dense_sketch", "threshold", "rounds", "agree", "impostors",
-                 "tested", "search", "resolution")
+                 "tested", "search", "resolution", "complete")
 
     def __init__(self, keys, values, residual, dense_sketch, threshold, rounds, agree, impostors,
-                 tested=0, search=None, resolution=0.0):
+                 tested=0, search=None, resolution=0.0, complete=False):
+        self.complete = complete  # taken because it explained every counter (skimdense.explains)
         self.resolution = resolution  # smallest |frequency| the sketch resolves (heavy_hitters refuses below)
         self.tested = tested  # keys tested on the main counters (domain size, or hierarchy candidates)
         self.search = search  # unbounded keys: prefix-search statistics (skimsketch.hierarchy)
@@ -623,16 +625,17 @@ class SkimmedSketch(HashSketch):
     def _skim_at(self, floor) -> SkimResult:
         counters = self._counters.astype(np.float64)
         cand = self._source(counters, self._search_floor() if callable(floor) else min(floor, self._search_floor()))
-        res = None
+        res, complete = None, False
         if callable(floor):  # a skim that explains every counter is exact: taken whenever there is one
             res = skimdense(counters, cand, self._complete_floor)
-            res = res if explains(res.residual, counters) else None
-            if res is None:
+            complete = explains(res.residual, counters)
+            if not complete:
                 res = justified(skimdense(counters, cand, floor), counters)
         res = skimdense(counters, cand, floor) if res is None else res
         thr = res.threshold if math.isfinite(res.threshold) else res.resolution
         return SkimResult(res.keys, res.values, res.residual, counters - res.residual, thr, res.rounds,
-                          self._depth, BUDGET * res.rounds, res.tested, cand.stats, self._resolution(res, cand))
+                          self._depth, BUDGET * res.rounds, res.tested, cand.stats, self._resolution(res, cand),
+                          complete)
 
     def threshold(self) -> float:
         """The threshold SKIMDENSE reached: the last round's (keys at or above it were resolved)."""
@@ -767,6 +770,15 @@ class SkimmedSketch(HashSketch):
             var += float(np.partition(pairs, len(pairs) - rare - 1)[: len(pairs) - rare].sum())
         return math.sqrt(max(var, 0.0) / (1 << self._virtual_lg))
 
+    def _incomplete(self, other, a: SkimResult, b: SkimResult) -> float:
+        """``sqrt(COMPLETE F2(f) F2(g))`` when a side's skim was taken as complete, else 0: such a
+        skim may leave up to ``COMPLETE`` of its counters' F2 unexplained (a light key missed and
+        absorbed by the fit, which the residual no longer shows), and by Cauchy-Schwarz that part's
+        product with the other side is at most this."""
+        if not (a.complete or b.complete):
+            return 0.0
+        return math.sqrt(COMPLETE * f2_bound(self.self_join_tables()) * f2_bound(other.self_join_tables()))
+
     def _doubtful(self, res: SkimResult):
         """(mask of the dense keys a report would not name, (depth, width) sketch of those keys)."""
         if self._exact is not None:  # exact mode: every key is known, none is in doubt
@@ -847,7 +859,7 @@ class SkimmedSketch(HashSketch):
         k1 = normal_median_k(1, conf) if bound == "normal" else chebyshev_k(1, conf)
         virt = self._virtual_sd(other, value, a, b, dense_dense, f2_dense_a, f2_dense_b, conf)
         half = math.hypot(k * sd, k1 * virt) + ROUNDING * (abs(dense_dense) + float(np.abs(terms).sum(axis=0).max()))
-        half += self._doubt(a, other, b, ia, ib)
+        half += self._doubt(a, other, b, ia, ib) + self._incomplete(other, a, b)
         return Estimate(
             value, value - half, value + half, conf, self.METHOD,
             {

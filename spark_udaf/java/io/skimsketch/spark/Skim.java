@@ -28,6 +28,8 @@ final class Skim {
     /** Counter mode: the dense keys' bucket cells per table and the number of candidates tested. */
     final int[][] cells;
     final long tested;
+    /** SkimResult.complete: taken because it explained every counter (SkimDense.explains). */
+    boolean complete;
 
     private Skim(long[] keys, double[] values, double[][] residual, double[][] counters, boolean exact, int[][] cells,
                  long tested) {
@@ -121,7 +123,9 @@ final class Skim {
             cand = Candidates.ofKeys(s.seed, s.width, s.depth, keys);
         }
         SkimDense.Result r = SkimDense.run(counters, cand, s.param);
-        return new Skim(r.keys, r.values, r.residual, counters, false, r.cells, r.tested);
+        Skim out = new Skim(r.keys, r.values, r.residual, counters, false, r.cells, r.tested);
+        out.complete = r.complete;
+        return out;
     }
 
     /**

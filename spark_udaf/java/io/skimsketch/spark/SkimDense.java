@@ -27,6 +27,9 @@ final class SkimDense {
         /** buckets/signs of the dense keys: cells[p][j] = bucket << 1 | (1 when the sign is -1). */
         final int[][] cells;
 
+        /** taken because it explained every counter (skimdense.explains; SkimResult.complete). */
+        boolean complete;
+
         Result(long[] keys, double[] values, double[][] residual, long tested, int[][] cells) {
             this.keys = keys;
             this.values = values;
@@ -64,8 +67,11 @@ final class SkimDense {
      */
     static Result run(double[][] counters, Candidates cand, double skimFactor) {
         Result complete = run(counters, cand, skimFactor, false);
-        return explains(complete.residual, counters) ? complete : justified(run(counters, cand, skimFactor, true),
-                counters);
+        if (explains(complete.residual, counters)) {
+            complete.complete = true;
+            return complete;
+        }
+        return justified(run(counters, cand, skimFactor, true), counters);
     }
 
     /** skimdense.MIN_DENSE_SHARE: the share of the counters' F2 a kept skim's dense keys hold at least. */

@@ -65,7 +65,7 @@ final class SkimJoin {
         double k1 = NormalBounds.k(1, conf);
         double virt = virtualSd(sa, sb, value, a, b, denseDense, f2DenseA, f2DenseB, conf);
         double half = Math.hypot(k * sd, k1 * virt) + ROUNDING * (Math.abs(denseDense) + widest);
-        half += doubt(a, b, ia, ib);
+        half += doubt(a, b, ia, ib) + incomplete(sa, sb, a, b);
         return new Estimator.Est(value, value - half, value + half, conf, "skimmed");
     }
 
@@ -96,6 +96,15 @@ final class SkimJoin {
             out[i] = v[at[i]];
         }
         return out;
+    }
+
+    /** _incomplete: sqrt(COMPLETE F2(f) F2(g)) when a side's skim was taken as complete, else 0. */
+    static double incomplete(SketchState sa, SketchState sb, Skim a, Skim b) {
+        if (!(a.complete || b.complete)) {
+            return 0.0;
+        }
+        return Math.sqrt(SkimDense.COMPLETE * Estimator.f2Bound(Estimator.selfTables(sa))
+                * Estimator.f2Bound(Estimator.selfTables(sb)));
     }
 
     /** _virtual_sd: the deviation of the virtual ids' collision terms (0 outside the virtual layout). */
