@@ -23,6 +23,8 @@ from __future__ import annotations
 import operator
 from decimal import Decimal
 
+import numpy as np
+
 __all__ = [
     "skim_frequency",
     "skim_hash_sketch_agg",
@@ -54,9 +56,9 @@ def _lit(x, name: str):
 
     if isinstance(x, Column):
         return x
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
+    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
         raise TypeError(f"{name} must be a number, got {type(x).__name__}")
-    return F.lit(x)
+    return F.lit(int(x) if isinstance(x, np.integer) else float(x) if isinstance(x, np.floating) else x)
 
 
 def _seed(x, fn: str):

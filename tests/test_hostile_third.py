@@ -356,6 +356,11 @@ def test_sizes_in_the_spark_api_and_sql_take_numpy_integers_and_one_smallest_bud
     got = spark_udaf.estimate_join_size(df, "k", df, "k", nbytes=np.int64(8192), seed=np.uint64(0), path="python")
     assert (got.value, got.low, got.high) == (want.value, want.low, want.high)
     assert default_sketch(np.int32(8192)) == ss.SkimmedSketch.for_bytes(8192)
+    from spark_udaf import functions as SF  # the Column helpers take numpy sizes and seeds as the API does
+
+    helper = df.agg(SF.skim_sketch_agg("k", nbytes=np.int64(8192), seed=np.uint64(3)).alias("s")).first().s
+    plain = df.agg(SF.skim_sketch_agg("k", nbytes=8192, seed=3).alias("s")).first().s
+    assert bytes(helper) == bytes(plain) and len(bytes(plain)) <= 8192
     for nbytes in (100, 1023):
         outcomes = {"spark api": _outcome(lambda n=nbytes: spark_udaf.estimate_join_size(df, "k", df, "k", nbytes=n)),
                     "default sketch": _outcome(lambda n=nbytes: default_sketch(n))}
