@@ -75,7 +75,7 @@ final class SkimDense {
     }
 
     /** skimdense.MIN_DENSE_SHARE: the share of the counters' F2 a kept skim's dense keys hold at least. */
-    static final double MIN_DENSE_SHARE = 0.5;
+    static final double MIN_DENSE_SHARE = 0.65;
 
     /** skimdense.justified: r, or no skim when its dense keys hold under MIN_DENSE_SHARE of the counters' F2. */
     static Result justified(Result r, double[][] counters) {
