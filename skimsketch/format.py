@@ -128,8 +128,8 @@ flag; the sketch checks the capacity and its key domain.
 Kind 5, the join sample (:mod:`skimsketch.sample`; version 4 only) has no counters.
 Header: width = the capacity m (1 <= m <= 2**26), depth 1, domain 0, kind parameter
 0.0, flags bit0 (empty: no key with a non-zero total and a zero null weight) and bit2
-(float totals) only, counter type 1 (int64 totals) or 2 (float64 totals), the key domain,
-and the total and null weights of the whole table (every key, kept or not). Its
+(float totals) only, counter type 3 (int32 totals), 1 (int64) or 2 (float64), the key
+domain, and the total and null weights of the whole table (every key, kept or not). Its
 extension, offsets relative to the extension::
 
     offset size field
@@ -137,19 +137,26 @@ extension, offsets relative to the extension::
     4      1    layout version (1)
     5      1    flags: bit0 partial (a piece of a key-hash partitioning: a bitmap follows)
     6      2    reserved, zero
-    8      4    n entries (u32, <= m)
+    8      4    n entries (u32)
     12     4    partition count P (u32): 1 for a whole sample, 2..4096 for a partial one
-    16     8    tau (f64): the (m+1)-th smallest rank, +inf when every key is kept
+    16     8    tau (f64): the (n+1)-th smallest rank, +inf when every key is kept
     24     8    keys with a non-zero total, kept or not (u64)
     32     B    partial only: B = ceil(P/8) bytes, bit (i & 7) of byte (i >> 3) set when
                 partition i is covered; unused high bits zero; neither none nor all set
     32+B   8*n  keys (i64) in sample order: rank ascending, ties by key ascending
-    32+B+8n 8*n totals (i64 or f64, the header's counter type), none zero
+    32+B+8n s*n totals (s = 4 for int32, 8 for int64 or float64: the header's counter type), none zero
+
+Entries kept (``K`` = keys with a non-zero total): a partial sample, and a sample of float
+totals, keep the ``min(m, K)`` smallest; a whole sample of integer totals keeps them as
+int32 when they all fit in int32, else it keeps the ``min(floor(3m/4), K)`` smallest as
+int64 (so ``12 m`` bytes of entries always suffice). ``tau`` is infinite exactly when
+``n == K``.
 
 ``decode_sample`` checks the layout (magic, version, flags, reserved bytes, sizes, the
-bitmap), the counts (``n == min(m, keys)``, ``tau`` finite exactly when the table had
-more than ``m`` keys, ``tau > 0``), zero and non-finite totals, and the empty flag; the
-class checks what needs the hash (the entries' order by rank and their partitions).
+bitmap), the counts (``n`` by the rule above, ``tau > 0``), the canonical total width
+where it can (int64 totals that all fit in int32 when every key was kept, or in a
+partial sample), zero and non-finite totals, and the empty flag; the class checks what
+needs the hash (the entries' order by rank and their partitions).
 """
 
 from __future__ import annotations
@@ -178,7 +185,7 @@ __all__ = ["KEY_DOMAINS", "MAGIC", "MAX_ROW_COUNTERS", "READ_VERSIONS", "SIGN_VE
            "decode_hierarchy", "decode_key_range", "decode_pair", "encode", "encode_exact", "encode_hierarchy",
            "encode_key_range", "encode_pair", "exact_hier_shape", "is_key_range", "KEY_RANGE_BYTES", "KEY_RANGE_MAGIC",
            "VIRTUAL_BYTES", "VIRTUAL_VERSION", "decode_virtual", "encode_virtual", "exact_virtual_lg", "is_virtual",
-           "SAMPLE_KIND", "SAMPLE_HEADER_BYTES", "SampleParts", "decode_sample", "encode_sample"]
+           "SAMPLE_KIND", "SAMPLE_HEADER_BYTES", "SampleParts", "decode_sample", "encode_sample", "sample_entries"]
 
 MAGIC = b"SKSK"
 VERSION = 4  # what encode writes, every layout: version 2 (3 for the virtual layout) plus the sign flag
@@ -542,7 +549,13 @@ class SampleParts:
     totals: np.ndarray  # int64 or float64
 
 
-def encode_sample(p: SampleParts, float_totals: bool) -> bytes:
+def sample_entries(m: int, n_keys: int, partial: bool, wide_ints: bool) -> int:
+    """How many entries a sample of capacity ``m`` keeps of ``n_keys`` keys (module docstring);
+    ``wide_ints``: a whole sample's integer totals that need int64."""
+    return min(n_keys, (3 * m) // 4 if wide_ints and not partial else m)
+
+
+def encode_sample(p: SampleParts, ctype: int) -> bytes:
     partial = p.parts > 1
     head = _SAMPLE_HEAD.pack(SAMPLE_MAGIC, SAMPLE_VERSION, int(partial), b"\0\0", len(p.keys), p.parts, p.tau,
                              p.n_keys)
@@ -552,7 +565,7 @@ def encode_sample(p: SampleParts, float_totals: bool) -> bytes:
         bits[list(p.covered)] = 1
         bitmap = np.packbits(bits, bitorder="little").tobytes()
     return (head + bitmap + np.ascontiguousarray(p.keys, dtype="<i8").tobytes()
-            + np.ascontiguousarray(p.totals, dtype="<f8" if float_totals else "<i8").tobytes())
+            + np.ascontiguousarray(p.totals, dtype=COUNTER_TYPES[ctype]).tobytes())
 
 
 def decode_sample(ext: bytes, head: Header) -> SampleParts:
@@ -566,7 +579,8 @@ def decode_sample(ext: bytes, head: Header) -> SampleParts:
         raise CorruptSketchError(f"sample partition count {parts} disagrees with its partial flag {flags} "
                                  f"(1 for a whole sample, 2..{_MAX_PARTS} for a partial one)")
     nb = -(-parts // 8) if partial else 0
-    size = _SAMPLE_HEAD.size + nb + 16 * n
+    cw = head.counter_width
+    size = _SAMPLE_HEAD.size + nb + (8 + cw) * n
     if len(ext) != size:
         raise CorruptSketchError(f"sample extension size mismatch: {len(ext)} bytes, {n} entries imply {size}")
     covered = (0,)
@@ -581,13 +595,16 @@ def decode_sample(ext: bytes, head: Header) -> SampleParts:
     m = head.width
     if math.isnan(tau) or not tau > 0:
         raise CorruptSketchError(f"sample threshold tau {tau!r} is not positive")
-    if n != min(m, n_keys) or math.isinf(tau) != (n_keys <= m):
+    wide = not head.float_counters and cw == 8
+    if n != sample_entries(m, n_keys, partial, wide) or math.isinf(tau) != (n == n_keys):
         raise CorruptSketchError(f"sample of capacity {m} with {n} entries of {n_keys} keys and tau {tau!r} "
-                                 f"(expected min(m, keys) entries, and tau infinite exactly when keys <= m)")
+                                 f"(format.py, kind 5: the entries kept, and tau infinite exactly when all are)")
     off = _SAMPLE_HEAD.size + nb
     keys = np.frombuffer(ext, "<i8", n, off).astype(np.int64)
-    totals = np.frombuffer(ext, "<f8" if head.float_counters else "<i8", n, off + 8 * n)
+    totals = np.frombuffer(ext, COUNTER_TYPES[counter_type(head.float_counters, cw)], n, off + 8 * n)
     totals = totals.astype(np.float64 if head.float_counters else np.int64)
+    if wide and (partial or math.isinf(tau)) and fits_int32(totals):
+        raise CorruptSketchError("non-canonical total width: int64 totals that all fit in int32")
     if (totals == 0).any() or (head.float_counters and not np.isfinite(totals).all()):
         raise CorruptSketchError("sample entry with a zero or non-finite total")
     if head.empty != (n_keys == 0 and head.null_weight == 0):

@@ -51,7 +51,7 @@ from .bounds import check_confidence
 from .errors import CorruptSketchError, CounterOverflowError, IncompatibleSketchError, KeyDomainError, KeyTypeError
 from .estimate import Estimate
 from .exact_mode import ExactStore, aggregate
-from .kernels import I64, weight_total
+from .kernels import I64, fits_int32, weight_total
 from .keys import batch_scalar_weight, canonical_key, canonicalize, keys_array
 from .kinds import register_kind
 from .sample_estimate import METHOD, join_estimate
@@ -60,7 +60,6 @@ from .serde import Serialisable
 
 __all__ = ["JoinSample", "SampleMergeError", "sample_capacity"]
 
-ENTRY_BYTES = 16  # an int64 key and its int64/float64 total
 OVERHEAD = fmt.FRAME_BYTES + fmt.SAMPLE_HEADER_BYTES  # 68 + 32: header, CRC and the extension's head
 MAX_CAPACITY = fmt.MAX_ROW_COUNTERS
 _KINDS = {"int": "integer", "str": "string/bytes"}
@@ -79,16 +78,18 @@ class SampleMergeError(IncompatibleSketchError):
         )
 
 
-def sample_capacity(nbytes: int) -> int:
-    """The most entries ``m`` of a sample whose serialised bytes fit in ``nbytes``:
-    ``(nbytes - 100) // 16`` (a 64-byte header, a 4-byte CRC, a 32-byte extension head,
-    16 bytes an entry).
+def sample_capacity(nbytes: int, dtype: str = "int64") -> int:
+    """The capacity ``m`` of a sample whose serialised bytes fit in ``nbytes``: ``(nbytes - 100) // 12``
+    for integer totals (an int64 key and an int32 total; a sample whose totals need int64 keeps
+    ``floor(3m/4)`` entries of 16 bytes), ``(nbytes - 100) // 16`` for float totals (a 64-byte header,
+    a 4-byte CRC and a 32-byte extension head).
 
-    >>> sample_capacity(4096), sample_capacity(16384), sample_capacity(65536)
-    (249, 1017, 4089)
+    >>> sample_capacity(4096), sample_capacity(16384), sample_capacity(65536), sample_capacity(4096, "float64")
+    (333, 1357, 5452, 249)
     """
-    nbytes = check_int("nbytes", nbytes, OVERHEAD + ENTRY_BYTES, 1 << 40)
-    return min(MAX_CAPACITY, (nbytes - OVERHEAD) // ENTRY_BYTES)
+    per = 16 if dtype == "float64" else 12
+    nbytes = check_int("nbytes", nbytes, OVERHEAD + 16, 1 << 40)
+    return min(MAX_CAPACITY, (nbytes - OVERHEAD) // per)
 
 
 class _Finished:
@@ -104,15 +105,21 @@ class _Finished:
         return math.isinf(self.tau)
 
 
-def _select(keys: np.ndarray, totals: np.ndarray, m: int, seed: int, extra_taus=(), n_keys=None) -> _Finished:
-    """The ``m`` smallest ``(rank, key)`` entries of ``keys`` and ``tau``, the ``(m+1)``-th smallest value
-    among their ranks and ``extra_taus`` (the thresholds of disjoint finished pieces), inf if none."""
+def _select(keys: np.ndarray, totals: np.ndarray, m: int, seed: int, whole_ints: bool, extra_taus=(),
+            n_keys=None) -> _Finished:
+    """The ``k`` smallest ``(rank, key)`` entries of ``keys`` and ``tau``, the ``(k+1)``-th smallest value
+    among their ranks and ``extra_taus`` (the thresholds of disjoint finished pieces), inf if none; ``k``
+    by :func:`skimsketch.format.sample_entries` (``whole_ints``: a whole sample of integer totals)."""
     r = ranks(keys, totals, seed)
     order = keys_order(keys, r)
-    sel = order[:m]
+    n_keys = len(keys) if n_keys is None else n_keys
+    k = min(m, n_keys)
+    if whole_ints and not fits_int32(totals[order[:k]]):
+        k = fmt.sample_entries(m, n_keys, False, True)
+    sel = order[:k]
     cand = np.concatenate([r, np.asarray([t for t in extra_taus if not math.isinf(t)], dtype=np.float64)])
-    tau = float(np.partition(cand, m)[m]) if len(cand) > m else math.inf
-    return _Finished(keys[sel].copy(), totals[sel].copy(), tau, len(keys) if n_keys is None else n_keys)
+    tau = float(np.partition(cand, k)[k]) if k < n_keys else math.inf
+    return _Finished(keys[sel].copy(), totals[sel].copy(), tau, n_keys)
 
 
 @register_kind
@@ -152,7 +159,7 @@ class JoinSample(Serialisable):
                   partition: tuple | None = None) -> JoinSample:
         """The sample whose serialised bytes (and finished :attr:`nbytes`) fit in ``nbytes``
         (:func:`sample_capacity`). A partial piece adds its ``ceil(P/8)``-byte partition bitmap."""
-        return cls(sample_capacity(nbytes), seed, dtype, partition)
+        return cls(sample_capacity(nbytes, dtype), seed, dtype, partition)
 
     @staticmethod
     def partition_of(keys, count: int, seed: int = 0) -> np.ndarray:
@@ -197,6 +204,10 @@ class JoinSample(Serialisable):
         return self._sample().n_keys
 
     @property
+    def _whole_ints(self) -> bool:
+        return self._parts == 1 and not self._float
+
+    @property
     def is_empty(self) -> bool:
         return self._sample().n_keys == 0 and self._null == 0
 
@@ -237,7 +248,7 @@ class JoinSample(Serialisable):
     def _sample(self) -> _Finished:
         if self._fin is None:
             keys, tot = self._store.keys, self._store.wide_weights()
-            self._fin = _select(np.asarray(keys), tot, self._m, self._seed)
+            self._fin = _select(np.asarray(keys), tot, self._m, self._seed, self._whole_ints)
         return self._fin
 
     def _totals(self, what: str) -> ExactStore:
@@ -323,7 +334,8 @@ class JoinSample(Serialisable):
         else:
             a, b = self._sample(), other._sample()
             keys = np.concatenate([a.keys, b.keys])
-            self._fin = _select(keys, np.concatenate([a.totals, b.totals]), self._m, self._seed,
+            self._parts = parts  # (decides whether the integer totals may truncate)
+            self._fin = _select(keys, np.concatenate([a.totals, b.totals]), self._m, self._seed, self._whole_ints,
                                 (a.tau, b.tau), a.n_keys + b.n_keys)
             self._store = None
         self._total, self._null = total, null
@@ -373,17 +385,18 @@ class JoinSample(Serialisable):
     def to_bytes(self) -> bytes:
         """The sample as kind 5 of :mod:`skimsketch.format` (``docs/format.md``)."""
         s = self._sample()
+        width = 8 if self._float or not fits_int32(s.totals) else 4
         head = fmt.Header(self.KIND, self._m, 1, self._seed, None, self._float, 0.0, self._total, self._null,
-                          self.is_empty, key_domain=self._key_domain)
+                          self.is_empty, counter_width=width, key_domain=self._key_domain)
         parts = fmt.SampleParts(s.tau, s.n_keys, self._parts, tuple(sorted(self._covered)), s.keys, s.totals)
-        return fmt.encode(head, np.zeros(0), fmt.encode_sample(parts, self._float))
+        return fmt.encode(head, np.zeros(0), fmt.encode_sample(parts, fmt.counter_type(self._float, width)), width)
 
     @classmethod
     def _from_parts(cls, head: fmt.Header, counters: np.ndarray, ext: bytes) -> JoinSample:
         if head.version != fmt.VERSION or head.depth != 1 or head.domain is not None or head.param != 0.0 \
-                or head.exact or head.nonnegative or head.counter_width != 8:
-            raise CorruptSketchError("a join sample is format version 4 with depth 1, 8-byte totals, and no domain, "
-                                     "kind parameter, exact-mode or sign flag")
+                or head.exact or head.nonnegative:
+            raise CorruptSketchError("a join sample is format version 4 with depth 1, and no domain, kind parameter, "
+                                     "exact-mode or sign flag")
         p = fmt.decode_sample(ext, head)
         if head.width > MAX_CAPACITY:
             raise CorruptSketchError(f"sample capacity {head.width} exceeds {MAX_CAPACITY}")
