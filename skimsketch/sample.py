@@ -54,7 +54,7 @@ from .exact_mode import ExactStore, aggregate
 from .kernels import I64, fits_int32, weight_total
 from .keys import batch_scalar_weight, canonical_key, canonicalize, keys_array
 from .kinds import register_kind
-from .sample_estimate import METHOD, join_estimate
+from .sample_estimate import METHOD, Side, join_estimate
 from .sample_rank import MAX_PARTITIONS, keys_order, partitions, ranks, unit_hashes
 from .serde import Serialisable
 
@@ -353,14 +353,13 @@ class JoinSample(Serialisable):
         capacities may differ)."""
         self._check_compatible(other, "join")
         conf = check_confidence(confidence)
-        a, b = self._sample(), other._sample()
-        return join_estimate(a.keys, a.totals, a.tau, b.keys, b.totals, b.tau, conf)
+        return join_estimate(self._side(), other._side(), self._seed, conf)
 
     def self_join_size(self, confidence: float = 0.95) -> Estimate:
         """Estimated ``F2 = sum_k f(k)^2``: the join estimate of the sample with itself (``p = min(1, tau f^2)``)."""
         conf = check_confidence(confidence)
-        a = self._sample()
-        return join_estimate(a.keys, a.totals, a.tau, a.keys, a.totals, a.tau, conf).at_least(0.0)
+        a = self._side()
+        return join_estimate(a, a, self._seed, conf).at_least(0.0)
 
     def frequency(self, key, confidence: float = 0.95) -> Estimate:
         """``f(key)``: exact for a kept key; for a dropped one ``0`` within ``-+ sqrt(u(key) / tau)``
@@ -380,6 +379,10 @@ class JoinSample(Serialisable):
             return Estimate.exact(0.0, METHOD)
         bound = math.sqrt(float(unit_hashes(np.array([k], dtype=np.int64), self._seed)[0]) / s.tau)
         return Estimate(0.0, -bound, bound, 1.0, METHOD)
+
+    def _side(self) -> Side:
+        s = self._sample()
+        return Side(s.keys, s.totals, s.tau, s.n_keys, self._total, not self._float)
 
     # -- serialisation ------------------------------------------------------
     def to_bytes(self) -> bytes:
