@@ -111,8 +111,8 @@ def _select(keys: np.ndarray, totals: np.ndarray, m: int, seed: int, whole_ints:
     among their ranks and ``extra_taus`` (the thresholds of disjoint finished pieces), inf if none; ``k``
     by :func:`skimsketch.format.sample_entries` (``whole_ints``: a whole sample of integer totals)."""
     r = ranks(keys, totals, seed)
-    order = keys_order(keys, r)
     n_keys = len(keys) if n_keys is None else n_keys
+    order = _smallest(keys, r, min(m, len(keys)))
     k = min(m, n_keys)
     if whole_ints and not fits_int32(totals[order[:k]]):
         k = fmt.sample_entries(m, n_keys, False, True)
@@ -120,6 +120,17 @@ def _select(keys: np.ndarray, totals: np.ndarray, m: int, seed: int, whole_ints:
     cand = np.concatenate([r, np.asarray([t for t in extra_taus if not math.isinf(t)], dtype=np.float64)])
     tau = float(np.partition(cand, k)[k]) if k < n_keys else math.inf
     return _Finished(keys[sel].copy(), totals[sel].copy(), tau, n_keys)
+
+
+def _smallest(keys: np.ndarray, r: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` smallest ``(rank, key)`` in order (a partition, then a sort of the few)."""
+    if k == 0:
+        return np.zeros(0, dtype=np.intp)
+    if k < len(r):
+        few = np.flatnonzero(r <= np.partition(r, k - 1)[k - 1])  # every key tied with the k-th too
+    else:
+        few = np.arange(len(r))
+    return few[keys_order(keys[few], r[few])][:k]
 
 
 @register_kind
@@ -297,7 +308,7 @@ class JoinSample(Serialisable):
             raise CounterOverflowError("update would overflow the int64 total weight; the sample is unchanged")
         if self._float and not (math.isfinite(new_total) and math.isfinite(new_null)):
             raise CounterOverflowError("update would overflow a float64 weight to infinity; the sample is unchanged")
-        self._store = store.plus(ukeys, agg, "update")
+        self._store = store.plus(ukeys, agg, "update") if len(store) else ExactStore(self._float, ukeys, agg)
         self._total, self._null, self._fin = new_total, new_null, None
         self._key_domain = self._key_domain or batch.key_domain
         if self._key_domain is not None and len(self._store) == 0:
