@@ -85,7 +85,7 @@ def sample_capacity(nbytes: int, dtype: str = "int64") -> int:
     a 4-byte CRC and a 32-byte extension head).
 
     >>> sample_capacity(4096), sample_capacity(16384), sample_capacity(65536), sample_capacity(4096, "float64")
-    (333, 1357, 5452, 249)
+    (333, 1357, 5453, 249)
     """
     per = 16 if dtype == "float64" else 12
     nbytes = check_int("nbytes", nbytes, OVERHEAD + 16, 1 << 40)

@@ -139,7 +139,8 @@ def test_fuzz_truncations_bitflips_and_random_bytes(blob):
 def test_every_kind_is_registered_by_its_class():
     from skimsketch.kinds import registered_kinds
 
-    assert registered_kinds() == {1: ss.AGMSSketch, 2: ss.HashSketch, 3: ss.SkimmedSketch, 4: ss.PairSketch}
+    assert registered_kinds() == {1: ss.AGMSSketch, 2: ss.HashSketch, 3: ss.SkimmedSketch, 4: ss.PairSketch,
+                                 5: ss.JoinSample}
 
 
 def test_a_new_kind_registers_itself_and_loads(monkeypatch):
