@@ -162,5 +162,5 @@ def test_a_new_kind_registers_itself_and_loads(monkeypatch):
 
 def test_unknown_kind_names_the_known_ones():
     b = ss.HashSketch(8, 2).to_bytes()
-    with pytest.raises(ss.CorruptSketchError, match=r"unknown sketch kind 77 \(known: \[1, 2, 3, 4\]\)"):
+    with pytest.raises(ss.CorruptSketchError, match=r"unknown sketch kind 77 \(known: \[1, 2, 3, 4, 5\]\)"):
         ss.from_bytes(fix_crc(b[:6] + bytes([77]) + b[7:]))
