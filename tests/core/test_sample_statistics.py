@@ -54,7 +54,7 @@ def test_the_interval_covers_at_its_confidence(kind):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["zipf_shift", "flat"])
-@pytest.mark.parametrize("nbytes", [512, 2048])
+@pytest.mark.parametrize("nbytes", [1024, 2048])
 def test_the_interval_covers_at_its_confidence_many_seeds(kind, nbytes):
     J, est = _estimates(kind, nbytes, range(1000))
     assert np.mean([e.contains(J) for e in est]) >= 0.94
