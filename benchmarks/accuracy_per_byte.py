@@ -71,7 +71,7 @@ SIZES = (4096, 16384, 65536)
 KINDS = ("default", "default_str", "hash", "sample", "sample_str", "published", "range", "bounded")
 PEERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "peers",
                      "join_sketches_real_bytes.json")
-PEER_NAMES = ("JoinSketch", "FAGMS")
+PEER_NAMES = ("JoinSketch", "FAGMS", "priority")  # priority: the numpy model of the published method
 
 
 def synthetic(n: int, seed: int, paper_only: bool = False):
@@ -292,6 +292,11 @@ def main(argv=None):
     if os.path.exists(a.peers):
         with open(a.peers) as fh:
             peers = json.load(fh)["cells"]
+        extra = os.path.join(os.path.dirname(a.peers), "priority_sampling_real_bytes.json")
+        if os.path.exists(extra):  # the published priority sampling at equal real bytes (the model)
+            with open(extra) as fh:
+                for cell, v in json.load(fh)["cells"].items():
+                    peers.setdefault(cell, {})["priority"] = v.get("priority")
     else:
         print(f"peers file {a.peers} not found (--peers): no peer columns", file=sys.stderr)
     if a.n != 4_000_000:
