@@ -183,6 +183,17 @@ def test_samples_that_kept_every_key_update_and_merge_exactly():
     assert a.merge(b).update([3]).to_bytes() == build([1, 2, 2, 2, 3, 3], 512).to_bytes()
 
 
+def test_pickling_keeps_a_building_sample_building():
+    import pickle
+
+    keys = zipf(8, 5000, 2000)
+    a = pickle.loads(pickle.dumps(build(keys[:2500], partition=None)))
+    assert not a.finished
+    assert a.merge(build(keys[2500:])).to_bytes() == build(keys).to_bytes()
+    f = pickle.loads(pickle.dumps(ss.from_bytes(build(keys).to_bytes())))
+    assert f.finished and f.to_bytes() == build(keys).to_bytes()
+
+
 def test_merge_checks_parameters():
     a = build([1], 512)
     for other, field in ((build([1], 512, seed=4), "seed"), (build([1], 1024), "capacity"),
