@@ -16,10 +16,10 @@ independent draws: the average relative error ``|est - J| / J`` of
   (``VIDA-NYU/SamplingMethodsForInnerProductSketching``, ``src/priority_sampling.py``): ``tau`` the ``m``-th
   smallest rank ``h/f^2``, the keys of rank ``<= tau`` kept, the estimate ``sum f g / min(1, tau_f f^2,
   tau_g g^2)``; ``m = (nbytes - 32) // 12`` (an 8-byte key fingerprint and a 4-byte count an entry, a 32-byte
-  header: the accounting of the issue's peer figures). Our faithful reimplementation (numpy; the library's
-  tabulation hash of the canonical key under other seeds: a splitmix64 hash of the sequential keys XOR a salt
-  was measurably biased, -1.1 % at 40 standard errors on ``zipf1.0_s100`` at 4 KB), not their code (it needs
-  numba; its estimator is these three lines)
+  header: the accounting of the issue's peer figures). Our faithful reimplementation (numpy; the
+  library's tabulation hash of the canonical key under other seeds: a splitmix64 hash of the
+  sequential keys XOR a salt was measurably biased, ``benchmarks/sample_tau_hash.py``), not their
+  code (it needs numba; its estimator is these three lines)
 * with ``--legacy``: ``range`` (format version 2's default, ``search="range"``: a scan of the
   inserted integer key range, hash-sketch answers for strings) and ``bounded``
   (``SkimmedSketch.for_bytes(nbytes, domain=m)``)
