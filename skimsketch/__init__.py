@@ -24,6 +24,7 @@ from .hash_sketch import HashSketch
 from .keys import CanonicalBatch, canonical_key, canonicalize, fingerprint64
 from .multiway import PairSketch, chain_join_size, exact_chain_join_size
 from .serde import from_bytes
+from .sample import JoinSample
 from .skimmed import SkimmedSketch
 from .stream import (
     EventClock, ExactWindowedJoin, LateElementError, SketchStream, StateFile, StreamTableJoin, WindowedJoin,
@@ -33,7 +34,7 @@ from .stream import (
 __all__ = [
     "WindowedSketch", "WindowedJoin", "EventClock", "LateElementError", "pane_index", "ExactWindowedJoin",
     "SketchStream", "StateFile", "StreamTableJoin",
-    "AGMSSketch", "HashSketch", "SkimmedSketch", "Sketch", "Estimate",
+    "AGMSSketch", "HashSketch", "SkimmedSketch", "JoinSample", "Sketch", "Estimate",
     "join_size", "from_bytes", "union",
     "exact_join_size", "exact_self_join_size", "exact_frequencies",
     "canonicalize", "canonical_key", "fingerprint64", "CanonicalBatch",

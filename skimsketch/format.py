@@ -6,7 +6,7 @@ All fields little-endian::
     offset size field
     0      4    magic b"SKSK"
     4      2    format version (4; 1, 2 and 3 (only the virtual layout) are still read)
-    6      1    sketch kind (1 AGMS, 2 hash, 3 skimmed, 4 pair; skimsketch.kinds maps it to a class)
+    6      1    sketch kind (1 AGMS, 2 hash, 3 skimmed, 4 pair, 5 join sample; skimsketch.kinds maps it to a class)
     7      1    flags: bit0 empty, bit1 has domain, bit2 float counters, bit3 exact mode (version 2 on),
                 bit4 the sign flag: frequencies known to be >= 0 (version 4 on; Sketch.nonnegative)
     8      4    width (u32; counters per table: a pair sketch's width_a * width_b)
@@ -124,6 +124,39 @@ Exact mode (flag bit 3): no counters; the extension holds the exact entries
 ``decode_exact`` checks the layout, order, zeros, canonical width, float
 finiteness, the integer weights' sum against the total weight, and the empty
 flag; the sketch checks the capacity and its key domain.
+
+Kind 5, the join sample (:mod:`skimsketch.sample`; version 4 only) has no counters.
+Header: width = the capacity m (4 <= m <= 2**26), depth 1, domain 0, kind parameter
+0.0, flags bit0 (empty: no key with a non-zero total and a zero null weight) and bit2
+(float totals) only, counter type 3 (int32 totals), 1 (int64) or 2 (float64), the key
+domain, and the total and null weights of the whole table (every key, kept or not). Its
+extension, offsets relative to the extension::
+
+    offset size field
+    0      4    magic b"SMPL"
+    4      1    layout version (1)
+    5      1    flags: bit0 partial (a piece of a key-hash partitioning: a bitmap follows)
+    6      2    reserved, zero
+    8      4    n entries (u32)
+    12     4    partition count P (u32): 1 for a whole sample, 2..4096 for a partial one
+    16     8    tau (f64): the (n+1)-th smallest rank, +inf when every key is kept
+    24     8    keys with a non-zero total, kept or not (u64)
+    32     B    partial only: B = ceil(P/8) bytes, bit (i & 7) of byte (i >> 3) set when
+                partition i is covered; unused high bits zero; neither none nor all set
+    32+B   8*n  keys (i64) in sample order: rank ascending, ties by key ascending
+    32+B+8n s*n totals (s = 4 for int32, 8 for int64 or float64: the header's counter type), none zero
+
+Entries kept (``K`` = keys with a non-zero total): a partial sample, and a sample of float
+totals, keep the ``min(m, K)`` smallest; a whole sample of integer totals keeps them as
+int32 when they all fit in int32, else it keeps the ``min(floor(3m/4), K)`` smallest as
+int64 (so ``12 m`` bytes of entries always suffice). ``tau`` is infinite exactly when
+``n == K``.
+
+``decode_sample`` checks the layout (magic, version, flags, reserved bytes, sizes, the
+bitmap), the counts (``n`` by the rule above, ``tau > 0``), the canonical total width
+where it can (int64 totals that all fit in int32 when every key was kept, or in a
+partial sample), zero and non-finite totals, and the empty flag; the class checks what
+needs the hash (the entries' order by rank and their partitions).
 """
 
 from __future__ import annotations
@@ -151,7 +184,8 @@ from .hierarchy_shape import (
 __all__ = ["KEY_DOMAINS", "MAGIC", "MAX_ROW_COUNTERS", "READ_VERSIONS", "SIGN_VERSION", "VERSION", "Header", "decode", "decode_exact",
            "decode_hierarchy", "decode_key_range", "decode_pair", "encode", "encode_exact", "encode_hierarchy",
            "encode_key_range", "encode_pair", "exact_hier_shape", "is_key_range", "KEY_RANGE_BYTES", "KEY_RANGE_MAGIC",
-           "VIRTUAL_BYTES", "VIRTUAL_VERSION", "decode_virtual", "encode_virtual", "exact_virtual_lg", "is_virtual"]
+           "VIRTUAL_BYTES", "VIRTUAL_VERSION", "decode_virtual", "encode_virtual", "exact_virtual_lg", "is_virtual",
+           "SAMPLE_KIND", "SAMPLE_HEADER_BYTES", "SampleParts", "decode_sample", "encode_sample", "sample_entries"]
 
 MAGIC = b"SKSK"
 VERSION = 4  # what encode writes, every layout: version 2 (3 for the virtual layout) plus the sign flag
@@ -163,6 +197,7 @@ _INT_TYPE = {4: 3, 8: 1}  # integer counter width in bytes -> counter type
 KEY_DOMAINS = {0: None, 1: "int", 2: "str"}  # unknown (no non-null key yet), integers, strings/bytes
 MAX_ROW_COUNTERS = 1 << 26  # counters per table: a width (<= 2**24), or a pair sketch's width_a * width_b
 FLAG_EMPTY, FLAG_DOMAIN, FLAG_FLOAT, FLAG_EXACT, FLAG_NONNEG = 1, 2, 4, 8, 16
+SAMPLE_KIND = 5  # the join sample: no counters, its entries in the extension
 _HEAD = struct.Struct("<4sHBBIIQQB3sd")  # up to the kind parameter: 44 bytes
 _TAIL = struct.Struct("<8s8sI")  # weights and extension length: 20 bytes
 HEADER_SIZE = _HEAD.size + _TAIL.size  # 64
@@ -249,7 +284,7 @@ def decode(blob) -> tuple[Header, np.ndarray, bytes]:
     tw_raw, nw_raw, ext_len = _TAIL.unpack_from(b, _HEAD.size)
     cw = COUNTER_TYPES[ctype].itemsize
     exact = bool(flags & FLAG_EXACT)
-    n_counters = 0 if exact else width * depth
+    n_counters = 0 if exact or kind == SAMPLE_KIND else width * depth
     expected = HEADER_SIZE + ext_len + cw * n_counters + _CRC.size
     if len(b) != expected:
         raise CorruptSketchError(f"size mismatch: {len(b)} bytes, header implies {expected}")
@@ -262,7 +297,7 @@ def decode(blob) -> tuple[Header, np.ndarray, bytes]:
         raise CorruptSketchError("total or null weight is not finite")
     ext = b[HEADER_SIZE : HEADER_SIZE + ext_len]
     counters = np.frombuffer(b, COUNTER_TYPES[ctype], n_counters, HEADER_SIZE + ext_len)
-    counters = counters.reshape((0,) if exact else (depth, width))
+    counters = counters.reshape((depth, width) if n_counters else (0,))
     counters = counters.astype(counters.dtype.newbyteorder("="), copy=True)
     if float_counters and not np.isfinite(counters).all():
         raise CorruptSketchError("counters contain NaN or infinity")
@@ -492,3 +527,90 @@ def decode_exact(ext: bytes, head: Header, layout: tuple[int, int, int], capacit
     if head.version >= 2 and (head.key_domain is None) != zero:
         raise CorruptSketchError("the key domain disagrees with the exact-mode entries")
     return keys, weights
+
+
+# -- kind 5: the join sample's extension (see the module docstring) ------------
+SAMPLE_MAGIC = b"SMPL"
+SAMPLE_VERSION = 1
+_SAMPLE_HEAD = struct.Struct("<4sBB2sIIdQ")  # 32 bytes
+SAMPLE_HEADER_BYTES = _SAMPLE_HEAD.size
+_MAX_PARTS = 4096
+
+
+@dataclass
+class SampleParts:
+    """A join sample's decoded extension."""
+
+    tau: float
+    n_keys: int  # keys with a non-zero total, kept or not
+    parts: int  # P: 1 for a whole sample
+    covered: tuple  # the partitions covered (sorted); (0,) for a whole sample
+    keys: np.ndarray  # int64, sample order
+    totals: np.ndarray  # int64 or float64
+
+
+def sample_entries(m: int, n_keys: int, partial: bool, wide_ints: bool) -> int:
+    """How many entries a sample of capacity ``m`` keeps of ``n_keys`` keys (module docstring);
+    ``wide_ints``: a whole sample's integer totals that need int64."""
+    return min(n_keys, (3 * m) // 4 if wide_ints and not partial else m)
+
+
+def encode_sample(p: SampleParts, ctype: int) -> bytes:
+    partial = p.parts > 1
+    head = _SAMPLE_HEAD.pack(SAMPLE_MAGIC, SAMPLE_VERSION, int(partial), b"\0\0", len(p.keys), p.parts, p.tau,
+                             p.n_keys)
+    bitmap = b""
+    if partial:
+        bits = np.zeros(-(-p.parts // 8) * 8, dtype=np.uint8)
+        bits[list(p.covered)] = 1
+        bitmap = np.packbits(bits, bitorder="little").tobytes()
+    return (head + bitmap + np.ascontiguousarray(p.keys, dtype="<i8").tobytes()
+            + np.ascontiguousarray(p.totals, dtype=COUNTER_TYPES[ctype]).tobytes())
+
+
+def decode_sample(ext: bytes, head: Header) -> SampleParts:
+    """Parse and validate a join sample's extension (module docstring) -> :class:`SampleParts`."""
+    if len(ext) < _SAMPLE_HEAD.size:
+        raise CorruptSketchError(f"sample extension truncated: {len(ext)} bytes, need at least {_SAMPLE_HEAD.size}")
+    magic, version, flags, reserved, n, parts, tau, n_keys = _SAMPLE_HEAD.unpack_from(ext, 0)
+    _check_extension("sample", magic, SAMPLE_MAGIC, version, SAMPLE_VERSION, reserved == b"\0\0" and flags in (0, 1))
+    partial = flags == 1
+    if partial != (parts > 1) or not 1 <= parts <= _MAX_PARTS:
+        raise CorruptSketchError(f"sample partition count {parts} disagrees with its partial flag {flags} "
+                                 f"(1 for a whole sample, 2..{_MAX_PARTS} for a partial one)")
+    nb = -(-parts // 8) if partial else 0
+    cw = head.counter_width
+    size = _SAMPLE_HEAD.size + nb + (8 + cw) * n
+    if len(ext) != size:
+        raise CorruptSketchError(f"sample extension size mismatch: {len(ext)} bytes, {n} entries imply {size}")
+    covered = (0,)
+    if partial:
+        bits = np.unpackbits(np.frombuffer(ext, np.uint8, nb, _SAMPLE_HEAD.size), bitorder="little")
+        if bits[parts:].any():
+            raise CorruptSketchError("sample partition bitmap has bits set beyond its partition count")
+        covered = tuple(np.flatnonzero(bits).tolist())
+        if not 0 < len(covered) < parts:
+            raise CorruptSketchError(f"a partial sample covers {len(covered)} of its {parts} partitions "
+                                     f"(at least one, not all)")
+    m = head.width
+    if math.isnan(tau) or not tau > 0:
+        raise CorruptSketchError(f"sample threshold tau {tau!r} is not positive")
+    wide = not head.float_counters and cw == 8
+    if n != sample_entries(m, n_keys, partial, wide) or math.isinf(tau) != (n == n_keys):
+        raise CorruptSketchError(f"sample of capacity {m} with {n} entries of {n_keys} keys and tau {tau!r} "
+                                 f"(format.py, kind 5: the entries kept, and tau infinite exactly when all are)")
+    off = _SAMPLE_HEAD.size + nb
+    keys = np.frombuffer(ext, "<i8", n, off).astype(np.int64)
+    totals = np.frombuffer(ext, COUNTER_TYPES[counter_type(head.float_counters, cw)], n, off + 8 * n)
+    totals = totals.astype(np.float64 if head.float_counters else np.int64)
+    if wide and (partial or math.isinf(tau)) and fits_int32(totals):
+        raise CorruptSketchError("non-canonical total width: int64 totals that all fit in int32")
+    if (totals == 0).any() or (head.float_counters and not np.isfinite(totals).all()):
+        raise CorruptSketchError("sample entry with a zero or non-finite total")
+    if head.empty != (n_keys == 0 and head.null_weight == 0):
+        raise CorruptSketchError("the empty flag disagrees with the sample's state")
+    if (head.key_domain is None) != (n_keys == 0):
+        raise CorruptSketchError("the key domain disagrees with the sample's keys")
+    if math.isinf(tau) and not head.float_counters and sum(totals.tolist()) != head.total_weight:
+        raise CorruptSketchError("a sample that kept every key has totals that do not sum to the total weight")
+    return SampleParts(tau, n_keys, parts, covered, keys, totals)

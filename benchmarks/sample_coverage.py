@@ -1,0 +1,70 @@
+"""Interval coverage of ``JoinSample.join_size`` on fixed data over many hash seeds.
+
+Each workload of :mod:`benchmarks.sample_workloads` at data seed 0 (fixed tables), ``--seeds``
+sample seeds, budgets 4/16/64 KB: the samples are built with the public API
+(``JoinSample.for_bytes(nb, seed).update(keys, weights=freq)``), and the table reports the mean
+relative error, the share of the 95 % intervals holding the exact join size (coverage) and the
+median half-width ``(high - low) / 2`` over the median error.
+
+    python -m benchmarks.sample_coverage --seeds 100 --out benchmarks/results/sample_coverage.txt
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import skimsketch as ss  # noqa: E402
+from benchmarks import sample_workloads as sw  # noqa: E402
+
+SIZES = (4096, 16384, 65536)
+
+
+def sample_of(keys, freq, nbytes: int, seed: int) -> ss.JoinSample:
+    nz = np.flatnonzero(freq)
+    return ss.JoinSample.for_bytes(nbytes, seed=seed).update(keys[nz], weights=freq[nz])
+
+
+def run(n, seeds, sizes, patterns, out):
+    pairs = sw.paper(n, 0) + sw.lake(n, 0) + sw.real()
+    if patterns:
+        pairs = [p for p in pairs if any(pat in p.name for pat in patterns)]
+    lines = [f"{'workload':26s} {'bytes':>6s} {'ARE':>9s} {'median':>9s} {'cover':>6s} {'hw/err':>7s} {'blob':>6s}"]
+    print(lines[0], flush=True)
+    for w in pairs:
+        J = float(np.dot(w.f.astype(np.float64), w.g.astype(np.float64)))
+        for nb in sizes:
+            err, cover, half, blob = [], [], [], 0
+            for s in range(seeds):
+                a, b = sample_of(w.keys, w.f, nb, s), sample_of(w.keys, w.g, nb, s)
+                e = a.join_size(b)
+                err.append(abs(e.value - J) / J)
+                cover.append(e.contains(J))
+                half.append((e.high - e.low) / 2 / J)
+                blob = max(blob, len(a.to_bytes()), len(b.to_bytes()))
+            med = float(np.median(err))
+            hw = f"{np.median(half) / med:7.2f}" if med > 1e-12 else f"{'exact':>7s}"
+            lines.append(f"{w.name:26s} {nb:6d} {np.mean(err):9.5f} {med:9.5f} {np.mean(cover):6.3f} {hw} {blob:6d}")
+            print(lines[-1], flush=True)
+    if out:
+        with open(out, "w") as fh:
+            fh.write(f"# python -m benchmarks.sample_coverage --n {n} --seeds {seeds}\n" + "\n".join(lines) + "\n")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n", type=int, default=4_000_000)
+    ap.add_argument("--seeds", type=int, default=100)
+    ap.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
+    ap.add_argument("--workloads", nargs="*", default=None)
+    ap.add_argument("--out", default=None)
+    a = ap.parse_args(argv)
+    run(a.n, a.seeds, a.sizes, a.workloads, a.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+"""Join-size estimates from two coordinated priority samples (:mod:`skimsketch.sample`).
+
+A sample of a table keeps the keys of the ``m`` smallest ranks ``u(k) / f(k)^2``
+(:mod:`skimsketch.sample_rank`, one shared uniform ``u``) with their exact totals, and
+``tau``, the ``(m+1)``-th smallest rank (``inf`` when the table has at most ``m`` keys).
+Given the other keys' ranks, key ``k`` is kept by both samples exactly when
+``u(k) < min(tau_f f^2, tau_g g^2)`` (each ``tau`` is then the ``m``-th smallest rank
+among the *other* keys, fixed by them: the priority-sampling argument of Duffield, Lund
+and Thorup), so with ``p(k) = min(1, tau_f f(k)^2, tau_g g(k)^2)``::
+
+    J^ = sum over keys kept by both of f(k) g(k) / p(k)
+
+is unbiased for ``J = sum_k f(k) g(k)`` (Daliri et al., VLDB 2024, "Sampling Methods for
+Inner Product Sketching", their priority-sampling estimator). Keys with negative totals
+rank by ``|f|``; the estimate stays unbiased.
+
+The interval is ``[J^ - z s, J^ + z s + M^]`` with ``z`` the normal quantile of the
+confidence and:
+
+* ``s^2 = V^ + V0``: ``V^ = sum over kept-by-both of (f g)^2 (1 - p) / p^2`` is the
+  Horvitz-Thompson estimate of the variance ``sum_k (f g)^2 (1 - p) / p``; ``V0`` is the
+  largest of its terms, so that a sample that kept few of the random terms (then ``V^``
+  is small too) still gets a width;
+* ``M^`` estimates the *missing mass*: the part of ``J`` on keys that only one side kept.
+  The estimate's error distribution is skewed: most draws miss those keys (and come out
+  low), a few keep one and jump high, so the variance alone under-covers (measured:
+  ``docs/sample.md``). A key ``k`` that ``f``'s sample kept and ``g``'s did not has
+  ``g(k)^2 <= u(k) / tau_g`` (its rank was at least ``tau_g``); with integer totals,
+  ``u(k) < tau_g`` means ``g(k) = 0``. Every other such key is counted at ``|f(k)|``
+  times the mean ``|g|`` of the keys ``g``'s sample dropped (``(|W_g| - sum of kept |g|) /
+  (keys - kept)``, from the header's total weight and key count), and symmetrically.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import numpy as np
+
+from .estimate import Estimate
+from .sample_rank import unit_hashes
+
+__all__ = ["METHOD", "Side", "inclusion", "join_estimate"]
+
+METHOD = "sample"
+
+
+def inclusion(f: np.ndarray, g: np.ndarray, tau_f: float, tau_g: float) -> np.ndarray:
+    """``p = min(1, tau_f f^2, tau_g g^2)`` (``tau = inf`` keeps every key)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        pf = np.where(np.isinf(tau_f), 1.0, tau_f * f * f)
+        pg = np.where(np.isinf(tau_g), 1.0, tau_g * g * g)
+    return np.minimum(1.0, np.minimum(pf, pg))
+
+
+@dataclass(frozen=True)
+class Side:
+    """One sample as the estimator sees it: keys and totals in sample order, ``tau``, the table's key
+    count and total weight, and whether the totals are integers."""
+
+    keys: np.ndarray
+    totals: np.ndarray
+    tau: float
+    n_keys: int
+    total_weight: float
+    integer: bool
+
+    def dropped_mean(self) -> float:
+        """Mean ``|total|`` of the keys the sample dropped (0 when it kept every key)."""
+        rest = self.n_keys - len(self.keys)
+        if rest <= 0:
+            return 0.0
+        return max(0.0, abs(float(self.total_weight)) - float(np.abs(self.totals.astype(np.float64)).sum())) / rest
+
+
+def join_estimate(a: Side, b: Side, seed: int, confidence: float) -> Estimate:
+    """The estimate of the module docstring with its interval at ``confidence``."""
+    _, i, j = np.intersect1d(a.keys, b.keys, assume_unique=True, return_indices=True)
+    f, g = a.totals[i].astype(np.float64), b.totals[j].astype(np.float64)
+    if math.isinf(a.tau) and math.isinf(b.tau):  # both samples kept every key: exact
+        value = float(np.dot(f, g))
+        return Estimate(value, value, value, 1.0, METHOD, {"matched": len(f)})
+    p = inclusion(f, g, a.tau, b.tau)
+    terms = f * g / p
+    value = float(terms.sum())
+    var = terms * terms * (1.0 - p)
+    rnd = p < 1
+    v0 = float(var[rnd].max()) if rnd.any() else 0.0
+    missing = _missing(a, b, i, seed) + _missing(b, a, j, seed)
+    z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
+    spread = z * math.sqrt(float(var.sum()) + v0)
+    detail = {"matched": len(f), "random": int(rnd.sum()), "variance": float(var.sum()), "missing": missing}
+    return Estimate(value, value - spread, value + spread + missing, confidence, METHOD, detail)
+
+
+def _missing(a: Side, b: Side, matched: np.ndarray, seed: int) -> float:
+    """``M^``'s part on the keys ``a`` kept and ``b`` did not (module docstring)."""
+    if math.isinf(b.tau):
+        return 0.0  # b kept every key: a key it did not keep is not in its table
+    only = np.ones(len(a.keys), dtype=bool)
+    only[matched] = False
+    if b.integer:  # u(k) < tau_b: |g(k)| < 1, so g(k) = 0
+        only &= unit_hashes(a.keys, seed) >= b.tau
+    return float(np.abs(a.totals[only].astype(np.float64)).sum()) * b.dropped_mean()
