@@ -92,7 +92,9 @@ public final class SelfTest {
         floatStrings(Spec.forBytes("self-test", 16384, 3, true).withExact(false),
                 "4e532519eb7c1a19cd1dc3b0403a8fe9af6cf0f7535005b2980fd9a66f7854a3", "the virtual layout");
         int vectors = golden();
-        System.out.println("ok " + checks + " (" + vectors + " golden estimate vectors)");
+        int samples = SampleSelfTest.golden();
+        System.out.println("ok " + checks + " (" + vectors + " golden estimate vectors) (" + samples
+                + " golden sample vectors)");
     }
 
     /** The pinned bytes of range(100) into an exact-mode sketch too small to hold it (converted to counters). */
