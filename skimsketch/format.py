@@ -126,7 +126,7 @@ finiteness, the integer weights' sum against the total weight, and the empty
 flag; the sketch checks the capacity and its key domain.
 
 Kind 5, the join sample (:mod:`skimsketch.sample`; version 4 only) has no counters.
-Header: width = the capacity m (1 <= m <= 2**26), depth 1, domain 0, kind parameter
+Header: width = the capacity m (4 <= m <= 2**26), depth 1, domain 0, kind parameter
 0.0, flags bit0 (empty: no key with a non-zero total and a zero null weight) and bit2
 (float totals) only, counter type 3 (int32 totals), 1 (int64) or 2 (float64), the key
 domain, and the total and null weights of the whole table (every key, kept or not). Its

@@ -62,6 +62,7 @@ __all__ = ["JoinSample", "SampleMergeError", "sample_capacity"]
 
 OVERHEAD = fmt.FRAME_BYTES + fmt.SAMPLE_HEADER_BYTES  # 68 + 32: header, CRC and the extension's head
 MAX_CAPACITY = fmt.MAX_ROW_COUNTERS
+MIN_CAPACITY = 4  # so that a sample of int64 totals keeps floor(3m/4) >= 3 entries
 _KINDS = {"int": "integer", "str": "string/bytes"}
 
 
@@ -88,17 +89,18 @@ def sample_capacity(nbytes: int, dtype: str = "int64") -> int:
     (333, 1357, 5453, 249)
     """
     per = 16 if dtype == "float64" else 12
-    nbytes = check_int("nbytes", nbytes, OVERHEAD + 16, 1 << 40)
+    nbytes = check_int("nbytes", nbytes, OVERHEAD + MIN_CAPACITY * per, 1 << 40)
     return min(MAX_CAPACITY, (nbytes - OVERHEAD) // per)
 
 
 class _Finished:
     """The sample proper: keys in sample order, their totals, ``tau`` and the table's key count."""
 
-    __slots__ = ("keys", "totals", "tau", "n_keys")
+    __slots__ = ("keys", "totals", "tau", "n_keys", "wide")
 
-    def __init__(self, keys: np.ndarray, totals: np.ndarray, tau: float, n_keys: int):
+    def __init__(self, keys: np.ndarray, totals: np.ndarray, tau: float, n_keys: int, wide: bool = False):
         self.keys, self.totals, self.tau, self.n_keys = keys, totals, float(tau), int(n_keys)
+        self.wide = bool(wide) or (totals.dtype.kind == "i" and not fits_int32(totals))  # int64 totals
 
     @property
     def complete(self) -> bool:
@@ -114,12 +116,13 @@ def _select(keys: np.ndarray, totals: np.ndarray, m: int, seed: int, whole_ints:
     n_keys = len(keys) if n_keys is None else n_keys
     order = _smallest(keys, r, min(m, len(keys)))
     k = min(m, n_keys)
-    if whole_ints and not fits_int32(totals[order[:k]]):
+    wide = totals.dtype.kind == "i" and not fits_int32(totals[order[:k]])
+    if whole_ints and wide:
         k = fmt.sample_entries(m, n_keys, False, True)
     sel = order[:k]
     cand = np.concatenate([r, np.asarray([t for t in extra_taus if not math.isinf(t)], dtype=np.float64)])
     tau = float(np.partition(cand, k)[k]) if k < n_keys else math.inf
-    return _Finished(keys[sel].copy(), totals[sel].copy(), tau, n_keys)
+    return _Finished(keys[sel].copy(), totals[sel].copy(), tau, n_keys, wide)
 
 
 def _smallest(keys: np.ndarray, r: np.ndarray, k: int) -> np.ndarray:
@@ -148,7 +151,7 @@ class JoinSample(Serialisable):
     METHOD = METHOD
 
     def __init__(self, capacity: int, seed: int = 0, dtype: str = "int64", partition: tuple | None = None):
-        self._m = check_int("capacity", capacity, 1, MAX_CAPACITY)
+        self._m = check_int("capacity", capacity, MIN_CAPACITY, MAX_CAPACITY)
         self._seed = check_int("seed", seed, 0, 2**64 - 1)
         if dtype not in ("int64", "float64"):
             raise ValueError(f"dtype must be 'int64' or 'float64', got {dtype!r}")
@@ -319,7 +322,7 @@ class JoinSample(Serialisable):
     def _check_compatible(self, other, operation: str) -> None:
         if not isinstance(other, JoinSample):
             raise IncompatibleSketchError("type", type(self).__name__, type(other).__name__, operation)
-        fields = ("seed",) if operation == "join" else ("seed", "capacity", "dtype")
+        fields = ("seed",) if operation == "join" else ("seed", "dtype", "capacity")
         for field in fields:
             if self.params[field] != other.params[field]:
                 raise IncompatibleSketchError(field, self.params[field], other.params[field], operation)
@@ -399,7 +402,7 @@ class JoinSample(Serialisable):
     def to_bytes(self) -> bytes:
         """The sample as kind 5 of :mod:`skimsketch.format` (``docs/format.md``)."""
         s = self._sample()
-        width = 8 if self._float or not fits_int32(s.totals) else 4
+        width = 8 if self._float or s.wide else 4
         head = fmt.Header(self.KIND, self._m, 1, self._seed, None, self._float, 0.0, self._total, self._null,
                           self.is_empty, counter_width=width, key_domain=self._key_domain)
         parts = fmt.SampleParts(s.tau, s.n_keys, self._parts, tuple(sorted(self._covered)), s.keys, s.totals)
@@ -407,13 +410,17 @@ class JoinSample(Serialisable):
 
     @classmethod
     def _from_parts(cls, head: fmt.Header, counters: np.ndarray, ext: bytes) -> JoinSample:
+        negative_zero = any(isinstance(x, float) and x == 0 and math.copysign(1.0, x) < 0
+                            for x in (head.param, head.total_weight, head.null_weight))
+        if negative_zero:
+            raise CorruptSketchError("a join sample writes 0.0, never -0.0, in its kind parameter and weights")
         if head.version != fmt.VERSION or head.depth != 1 or head.domain is not None or head.param != 0.0 \
                 or head.exact or head.nonnegative:
             raise CorruptSketchError("a join sample is format version 4 with depth 1, and no domain, kind parameter, "
                                      "exact-mode or sign flag")
         p = fmt.decode_sample(ext, head)
-        if head.width > MAX_CAPACITY:
-            raise CorruptSketchError(f"sample capacity {head.width} exceeds {MAX_CAPACITY}")
+        if not MIN_CAPACITY <= head.width <= MAX_CAPACITY:
+            raise CorruptSketchError(f"sample capacity {head.width} outside [{MIN_CAPACITY}, {MAX_CAPACITY}]")
         r = ranks(p.keys, p.totals, head.seed)
         if len(r) and not (np.array_equal(keys_order(p.keys, r), np.arange(len(r))) and r[-1] <= p.tau):
             raise CorruptSketchError("sample entries are not in (rank, key) order below tau: altered bytes or "
@@ -423,7 +430,7 @@ class JoinSample(Serialisable):
         if p.parts > 1 and not np.isin(partitions(p.keys, head.seed, p.parts), p.covered).all():
             raise CorruptSketchError("a partial sample holds a key of a partition it does not cover")
         sk = cls(head.width, head.seed, "float64" if head.float_counters else "int64")
-        sk._store, sk._fin = None, _Finished(p.keys, p.totals, p.tau, p.n_keys)
+        sk._store, sk._fin = None, _Finished(p.keys, p.totals, p.tau, p.n_keys, head.counter_width == 8)
         sk._total, sk._null, sk._key_domain = head.total_weight, head.null_weight, head.key_domain
         sk._parts, sk._covered = p.parts, frozenset(p.covered)
         return sk

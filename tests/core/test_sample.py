@@ -1,0 +1,295 @@
+"""JoinSample: budget, exact merges (byte identity), refused merges, key types, format fuzzing, golden files.
+
+Statistical properties (unbiasedness, interval coverage) are in ``test_sample_statistics.py``.
+"""
+
+from __future__ import annotations
+
+import functools
+import struct
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import skimsketch as ss
+from skimsketch.errors import CorruptSketchError, IncompatibleSketchError
+from skimsketch.sample import SampleMergeError, sample_capacity
+from skimsketch.sample_rank import ranks, unit_hashes
+
+from . import sample_golden
+from .sketches import fix_crc
+
+
+def zipf(seed: int, n: int, domain: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return (rng.zipf(1.3, n) % domain).astype(np.int64)
+
+
+def build(keys, nbytes=1024, seed=3, weights=None, **kw) -> ss.JoinSample:
+    return ss.JoinSample.for_bytes(nbytes, seed=seed, **kw).update(keys, weights=weights)
+
+
+# -- budget ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("nbytes", [164, 200, 1024, 4096, 16384])
+@pytest.mark.parametrize("weights,dtype", [(None, "int64"), (2**40, "int64"), (0.5, "float64")])
+def test_a_finished_sample_fits_its_budget(nbytes, weights, dtype):
+    s = build(zipf(1, 20000, 5000), nbytes, weights=weights, dtype=dtype)
+    blob = s.to_bytes()
+    assert len(blob) <= nbytes
+    f = ss.from_bytes(blob)
+    assert f.finished and f.nbytes == len(blob) <= nbytes
+    n, m = len(f.sample_items()[0]), f.capacity
+    assert n == min(f.n_keys, (3 * m) // 4 if weights == 2**40 else m)  # the entries rule (format.py, kind 5)
+    per = 16 if dtype == "float64" else 12  # the budget is used: one more entry would not fit
+    assert 100 + per * m <= nbytes < 100 + per * (m + 1)
+
+
+def test_capacity_and_entries_rule():
+    assert sample_capacity(4096) == (4096 - 100) // 12 == 333
+    assert sample_capacity(4096, "float64") == (4096 - 100) // 16
+    s = build(np.arange(1000), 4096, weights=np.arange(1000) * 2**32 + 1)  # every total needs int64
+    keys, tot = s.sample_items()
+    assert len(keys) == (3 * 333) // 4 and tot.dtype == np.int64
+    with pytest.raises(ValueError, match="nbytes"):
+        ss.JoinSample.for_bytes(147)
+    assert sample_capacity(148) == 4 and sample_capacity(164, "float64") == 4
+
+
+def test_building_memory_grows_with_the_distinct_keys():
+    small, big = build(np.arange(100), 1024), build(np.arange(100_000), 1024)
+    assert big.nbytes >= 100_000 * 12 > small.nbytes
+    assert ss.from_bytes(big.to_bytes()).nbytes <= 1024
+
+
+# -- the sample ----------------------------------------------------------------------------------
+
+def test_the_sample_is_the_m_smallest_ranks_and_tau_the_next():
+    keys = zipf(2, 5000, 3000)
+    s = build(keys, 1024)
+    uk, counts = np.unique(keys, return_counts=True)
+    r = ranks(uk, counts, 3)
+    order = np.lexsort((uk, r))
+    m = sample_capacity(1024)
+    got_keys, got_tot = s.sample_items()
+    assert got_keys.tolist() == uk[order[:m]].tolist()
+    assert got_tot.tolist() == counts[order[:m]].tolist()
+    assert s.tau == r[order[m]] and s.n_keys == len(uk)
+
+
+def test_rank_definition_is_bit_exact():
+    h = np.array([0, 1 << 63, (1 << 64) - 1], dtype=np.uint64)
+    u = ((h >> np.uint64(12)) * np.uint64(2) + np.uint64(1)).astype(np.float64) * 2.0**-53
+    assert u.tolist() == [2.0**-53, 0.5 + 2.0**-53, 1 - 2.0**-53]
+    k = np.array([5, -7], dtype=np.int64)
+    assert ranks(k, np.array([3, -2]), 9).tolist() == (unit_hashes(k, 9) / np.array([9.0, 4.0])).tolist()
+
+
+def test_a_complete_sample_is_exact():
+    f, g = zipf(3, 300, 50), zipf(4, 300, 50)
+    a, b = build(f, 4096), build(g, 4096)
+    assert a.tau == np.inf
+    e = a.join_size(b)
+    assert e.value == e.low == e.high == ss.exact_join_size(f, g) and e.confidence == 1.0
+    assert a.self_join_size().value == ss.exact_self_join_size(f)
+
+
+def test_frequency_is_exact_when_kept_and_bounded_when_dropped():
+    keys = zipf(5, 20000, 4000)
+    s = ss.from_bytes(build(keys, 1024).to_bytes())
+    kept, tot = s.sample_items()
+    assert s.frequency(int(kept[0])).value == tot[0]
+    uk, counts = np.unique(keys, return_counts=True)
+    dropped = np.setdiff1d(uk, kept)[:200]
+    for k in dropped.tolist():
+        e = s.frequency(k)
+        assert e.value == 0 and e.confidence == 1.0 and e.contains(int(counts[uk == k][0]))
+    with pytest.raises(IncompatibleSketchError, match="key_domain"):
+        s.frequency("x")
+
+
+def test_deletes_while_building():
+    s = build([1, 2, 2, 3], 512).update([2, 2, 3], weights=-1)
+    assert dict(zip(*map(np.ndarray.tolist, s.sample_items()))) == {1: 1}
+    s.update([1], weights=-1)
+    assert s.is_empty and s.key_domain is None and s.n_keys == 0
+
+
+def test_negative_totals_rank_by_their_magnitude():
+    s = build([1, 2], 512, weights=[-5, 3])
+    assert sorted(zip(*map(np.ndarray.tolist, s.sample_items()))) == [(1, -5), (2, 3)]
+    assert s.join_size(build([1], 512, weights=[2])).value == -10
+
+
+# -- merges ----------------------------------------------------------------------------------------
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(0, 300), min_size=1, max_size=400), st.integers(1, 6), st.randoms(use_true_random=False))
+def test_building_pieces_merge_byte_identically_whatever_the_partitioning(keys, pieces, rnd):
+    keys = np.array(keys)
+    whole = build(keys, 300).to_bytes()
+    cuts = sorted(rnd.sample(range(len(keys) + 1), min(pieces, len(keys) + 1)))
+    parts = [build(c, 300) for c in np.split(keys, cuts)]
+    rnd.shuffle(parts)
+    assert functools.reduce(lambda a, b: a.merge(b), parts).to_bytes() == whole
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(-10**12, 10**12), min_size=1, max_size=300), st.integers(2, 9),
+       st.randoms(use_true_random=False), st.booleans())
+def test_finished_pieces_of_a_key_hash_partitioning_merge_into_the_same_bytes(keys, count, rnd, wide):
+    keys = np.array(keys + keys[: len(keys) // 2])
+    w = np.arange(len(keys)) * (2**31 if wide else 1) + 1
+    whole = build(keys, 250, seed=11, weights=w).to_bytes()
+    part = ss.JoinSample.partition_of(keys, count, seed=11)
+    pieces = [ss.from_bytes(ss.JoinSample.for_bytes(250, seed=11, partition=(i, count)).update(
+        keys[part == i], weights=w[part == i]).to_bytes()) for i in range(count)]
+    rnd.shuffle(pieces)
+    merged = functools.reduce(lambda a, b: a.merge(b), pieces)
+    assert merged.partition is None and merged.to_bytes() == whole
+
+
+def test_overlapping_finished_samples_are_refused_with_the_remedy():
+    a = ss.from_bytes(build(zipf(1, 5000, 2000)).to_bytes())
+    b = ss.from_bytes(build(zipf(2, 5000, 2000)).to_bytes())
+    for x, y in ((a, b), (a, build([1, 2, 3]))):
+        with pytest.raises(SampleMergeError, match="keys may overlap.*Merge the building pieces"):
+            x.copy().merge(y)
+    assert isinstance(SampleMergeError("x"), IncompatibleSketchError)
+    keys = zipf(1, 5000, 2000)
+    part = ss.JoinSample.partition_of(keys, 3, seed=3)
+    p0 = ss.from_bytes(build(keys[part == 0], partition=(0, 3)).to_bytes())
+    with pytest.raises(SampleMergeError, match=r"both cover partitions \[0\] of 3"):
+        p0.copy().merge(p0)
+    q = ss.from_bytes(build(keys[ss.JoinSample.partition_of(keys, 4, seed=3) == 1], partition=(1, 4)).to_bytes())
+    with pytest.raises(SampleMergeError, match="not pieces of one key-hash partitioning"):
+        p0.copy().merge(q)
+    with pytest.raises(ValueError, match="cannot update a finished JoinSample"):
+        a.update([1])
+
+
+def test_a_piece_refuses_keys_of_other_partitions():
+    keys = np.arange(100)
+    part = ss.JoinSample.partition_of(keys, 4, seed=3)
+    with pytest.raises(ss.KeyDomainError, match="partition_of"):
+        build(keys[part != 2], partition=(2, 4))
+
+
+def test_samples_that_kept_every_key_update_and_merge_exactly():
+    a = ss.from_bytes(build([1, 2, 2], 512).to_bytes())
+    b = ss.from_bytes(build([2, 3], 512).to_bytes())
+    assert a.merge(b).update([3]).to_bytes() == build([1, 2, 2, 2, 3, 3], 512).to_bytes()
+
+
+def test_merge_checks_parameters():
+    a = build([1], 512)
+    for other, field in ((build([1], 512, seed=4), "seed"), (build([1], 1024), "capacity"),
+                         (build([1], 512, dtype="float64"), "dtype"), (build(["x"], 512), "key_domain"),
+                         (ss.HashSketch(8, 2), "type")):
+        with pytest.raises(IncompatibleSketchError, match=field):
+            a.copy().merge(other)
+
+
+def test_estimating_across_a_sample_and_a_sketch_is_refused():
+    s, h = build([1, 2]), ss.SkimmedSketch.for_bytes(1024).update([1, 2])
+    with pytest.raises(IncompatibleSketchError, match="type"):
+        s.join_size(h)
+    with pytest.raises(IncompatibleSketchError, match="type"):
+        h.join_size(s)
+
+
+# -- key types -------------------------------------------------------------------------------------
+
+def test_string_keys_sample_as_their_canonical_keys():
+    strs = np.array([f"key-{k:07d}" for k in zipf(6, 20000, 5000)], dtype=object)
+    s = build(strs, 1024)
+    c = build(ss.canonicalize(strs).keys, 1024)
+    assert np.array_equal(s.sample_items()[0], c.sample_items()[0]) and s.tau == c.tau
+    assert s.key_domain == "str" and c.key_domain == "int"
+    assert s.join_size(s) == c.join_size(c)
+
+
+@pytest.mark.parametrize("keys", [[1, 2, 2, 5], np.array([1, 2, 2, 5], np.uint16), [1.0, 2.0, 2.0, 5.0],
+                                  np.array([1, 2, 2, 5], np.int8)])
+def test_integer_key_containers_give_the_same_bytes(keys):
+    assert build(keys).to_bytes() == build([1, 2, 2, 5]).to_bytes()
+
+
+def test_bytes_and_str_keys_agree_and_nulls_are_counted():
+    a = build(["a", "b", None, "a"])
+    assert a.to_bytes() == build([b"a", b"b", None, b"a"]).to_bytes()
+    assert a.null_weight == 1
+
+
+# -- format ----------------------------------------------------------------------------------------
+
+def _blobs():
+    keys = zipf(7, 3000, 1000)
+    part = ss.JoinSample.partition_of(keys, 3, seed=3)
+    return [build(keys, 400).to_bytes(), build([1, 2, 2], 200).to_bytes(), build(keys, 300, dtype="float64",
+            weights=0.25).to_bytes(), build(keys[part == 1], 400, partition=(1, 3)).to_bytes(),
+            build(np.arange(30), 300, weights=2**40).to_bytes(), ss.JoinSample.for_bytes(200).to_bytes()]
+
+
+def test_every_truncation_and_every_flipped_byte_is_refused():
+    for blob in _blobs():
+        for n in range(len(blob)):
+            with pytest.raises(CorruptSketchError):
+                ss.from_bytes(blob[:n])
+        for i in range(len(blob)):
+            with pytest.raises(CorruptSketchError):
+                ss.from_bytes(blob[:i] + bytes([blob[i] ^ 0x40]) + blob[i + 1:])
+
+
+def test_altered_bytes_behind_a_valid_crc_are_refused_or_round_trip():
+    """With the CRC recomputed, a change either fails a check or is another valid sample (its own bytes)."""
+    rng = np.random.default_rng(0)
+    refused = 0
+    for blob in _blobs():
+        for i in range(len(blob) - 4):
+            for bit in rng.choice(8, 2, replace=False):
+                b = fix_crc(blob[:i] + bytes([blob[i] ^ (1 << int(bit))]) + blob[i + 1:])
+                try:
+                    s = ss.from_bytes(b)
+                except CorruptSketchError:
+                    refused += 1
+                    continue
+                assert s.to_bytes() == b
+    assert refused > 0
+
+
+def test_header_and_extension_checks_name_the_fault():
+    blob = build(zipf(7, 3000, 1000), 400).to_bytes()
+    ext = 64
+    cases = {
+        ext + 4: (b"\x02", "unknown sample extension version"),
+        ext + 5: (b"\x02", "reserved sample extension bytes"),
+        ext + 12: (struct.pack("<I", 2), "partition count 2 disagrees"),
+        ext + 16: (struct.pack("<d", float("nan")), "not positive"),
+        ext + 24: (struct.pack("<Q", 5), "entries of 5 keys"),
+        12: (struct.pack("<I", 2), "depth 1"),
+    }
+    for off, (val, msg) in cases.items():
+        with pytest.raises(CorruptSketchError, match=msg):
+            ss.from_bytes(fix_crc(blob[:off] + val + blob[off + len(val):]))
+    keys_at = ext + 32
+    swapped = blob[:keys_at] + blob[keys_at + 8:keys_at + 16] + blob[keys_at:keys_at + 8] + blob[keys_at + 16:]
+    with pytest.raises(CorruptSketchError, match="order"):
+        ss.from_bytes(fix_crc(swapped))
+    with pytest.raises(CorruptSketchError, match="order"):  # another seed: the ranks disagree
+        ss.from_bytes(fix_crc(blob[:16] + struct.pack("<Q", 4) + blob[24:]))
+
+
+# -- golden files -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(sample_golden.BUILDERS))
+def test_golden_blobs_are_written_and_read_unchanged(name):
+    blob = sample_golden.path(name).read_bytes()
+    assert sample_golden.BUILDERS[name]().to_bytes() == blob
+    assert ss.from_bytes(blob).to_bytes() == blob
+
+
+def test_golden_estimate_vectors_are_the_core_answers():
+    assert sample_golden.TSV.read_text().splitlines()[1:] == sample_golden.lines()

@@ -1,0 +1,70 @@
+"""JoinSample estimates: unbiasedness and interval coverage on fixed data over many hash seeds (seeded)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import skimsketch as ss
+
+
+def _tables(kind: str):
+    rng = np.random.default_rng(17)
+    if kind == "zipf_shift":  # skewed, heavy keys of one side meet the other's middle
+        d = 4000
+        f = np.bincount((rng.zipf(1.2, 60000) - 1) % d, minlength=d)
+        g = np.roll(np.bincount((rng.zipf(1.2, 60000) - 1) % d, minlength=d), 20)
+    else:  # flat: a few thousand keys with correlated rates
+        d = 3000
+        rate = np.exp(rng.normal(0, 1, d)) * 10
+        f, g = rng.poisson(rate), rng.poisson(rate)
+    keys = rng.choice(10**12, d, replace=False).astype(np.int64)
+    return keys, f, g
+
+
+def _estimates(kind: str, nbytes: int, seeds: range):
+    keys, f, g = _tables(kind)
+    J = float(np.dot(f.astype(float), g.astype(float)))
+    out = []
+    for s in seeds:
+        a = ss.JoinSample.for_bytes(nbytes, seed=s).update(keys[f > 0], weights=f[f > 0])
+        b = ss.JoinSample.for_bytes(nbytes, seed=s).update(keys[g > 0], weights=g[g > 0])
+        out.append(a.join_size(b))
+    return J, out
+
+
+@pytest.mark.parametrize("kind", ["zipf_shift", "flat"])
+def test_the_join_estimate_is_unbiased(kind):
+    J, est = _estimates(kind, 1024, range(300))
+    v = np.array([e.value for e in est])
+    se = v.std() / np.sqrt(len(v))
+    assert abs(v.mean() - J) <= 4 * se, (v.mean(), J, se)
+    assert se < 0.05 * J  # the test can fail: the estimates are not all equal to J
+
+
+@pytest.mark.parametrize("kind", ["zipf_shift", "flat"])
+def test_the_interval_covers_at_its_confidence(kind):
+    J, est = _estimates(kind, 1024, range(200))
+    cover = np.mean([e.contains(J) for e in est])
+    err = np.median([abs(e.value - J) for e in est])
+    half = np.median([(e.high - e.low) / 2 for e in est])
+    assert cover >= 0.92, cover  # 95 % intervals; 200 draws: 0.92 is 2 standard errors below
+    assert err > 0 and half / err <= 4.5, half / err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["zipf_shift", "flat"])
+@pytest.mark.parametrize("nbytes", [1024, 2048])
+def test_the_interval_covers_at_its_confidence_many_seeds(kind, nbytes):
+    J, est = _estimates(kind, nbytes, range(1000))
+    assert np.mean([e.contains(J) for e in est]) >= 0.94
+    v = np.array([e.value for e in est])
+    assert abs(v.mean() - J) <= 4 * v.std() / np.sqrt(len(v))
+
+
+def test_self_join_is_unbiased():
+    keys, f, _ = _tables("zipf_shift")
+    F2 = float(np.dot(f.astype(float), f.astype(float)))
+    v = np.array([ss.JoinSample.for_bytes(512, seed=s).update(keys[f > 0], weights=f[f > 0]).self_join_size().value
+                  for s in range(200)])
+    assert abs(v.mean() - F2) <= 4 * v.std() / np.sqrt(len(v)) and v.std() > 0
