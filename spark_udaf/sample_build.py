@@ -53,9 +53,21 @@ def _template(sample) -> ss.JoinSample:
     return sample
 
 
+def _has_function(spark) -> bool:
+    """The jar's functions in the session: its JVM has the jar, or (Spark Connect) the server has the extension."""
+    if native.loaded(spark):
+        return True
+    if getattr(spark, "_jvm", None) is not None:
+        return False
+    try:
+        return bool(spark.catalog.functionExists("skim_sample_agg"))
+    except Exception:  # an old server without the call
+        return False
+
+
 def _native_reason(df, column: str, sample, weight: str | None) -> str | None:
-    if not native.loaded(df.sparkSession):
-        return "the session's JVM does not have the native jar (spark_udaf.native.configure)"
+    if not _has_function(df.sparkSession):
+        return "the session does not have the native jar (spark_udaf.native.configure, or the server's extension)"
     if weight is not None and not sample.float_counters:
         wt = field_of(df, weight).dataType.simpleString()
         if not (wt in _INT_TYPES or (wt.startswith("decimal(") and wt.endswith(",0)"))):
