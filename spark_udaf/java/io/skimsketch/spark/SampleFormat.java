@@ -96,6 +96,9 @@ final class SampleFormat {
         if (b.getInt(0) != MAGIC) {
             throw bad("bad magic: not a skimsketch sketch");
         }
+        if (blob[6] != SampleState.KIND) {
+            throw bad("unknown sketch kind " + (blob[6] & 0xFF) + " where a join sample (kind 5) was expected");
+        }
         int version = b.getShort(4) & 0xFFFF;
         if (version != 4) {
             throw bad(version >= 1 && version <= 4 ? "a join sample is format version 4 with depth 1, and no "

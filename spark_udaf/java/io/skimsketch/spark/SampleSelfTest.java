@@ -78,6 +78,7 @@ final class SampleSelfTest {
             }
         }
         check(rebuilt(blobs), "the core's golden samples rebuilt on the JVM");
+        fuzz(blobs);
         return n;
     }
 
@@ -107,6 +108,33 @@ final class SampleSelfTest {
         }
         return Keys.pyRepr(e.value) + " " + Keys.pyRepr(e.low) + " " + Keys.pyRepr(e.high) + " "
                 + Keys.pyRepr(e.confidence) + " " + e.method;
+    }
+
+    /**
+     * Altered bytes (one byte set to a random value, the CRC recomputed, so that the field checks run):
+     * read back exactly, or refused with CorruptSketchError; never another exception.
+     */
+    private static void fuzz(Map<String, byte[]> blobs) {
+        java.util.Random rnd = new java.util.Random(7);
+        for (Map.Entry<String, byte[]> e : blobs.entrySet()) {
+            for (int t = 0; t < 300; t++) {
+                byte[] b = e.getValue().clone();
+                int at = rnd.nextInt(b.length - 4);
+                b[at] = (byte) rnd.nextInt(256);
+                java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+                crc.update(b, 0, b.length - 4);
+                java.nio.ByteBuffer.wrap(b, b.length - 4, 4).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+                        .putInt((int) crc.getValue());
+                try {
+                    check(java.util.Arrays.equals(SampleFormat.decode(b).toBytes(), b), "altered sample " + e.getKey()
+                            + " read back differently (byte " + at + " = " + (b[at] & 0xFF) + ")");
+                } catch (CorruptSketchError ok) {
+                    // refused: what the core does with it
+                } catch (RuntimeException other) {
+                    throw new AssertionError("self-test failed: altered sample " + e.getKey() + " raised " + other);
+                }
+            }
+        }
     }
 
     /** Some golden samples rebuilt from their rows (tests/core/sample_golden.py's builders). */
