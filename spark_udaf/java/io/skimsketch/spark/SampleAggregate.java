@@ -8,12 +8,14 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.Objects;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.BoundReference;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.aggregate.ImperativeAggregate;
 import org.apache.spark.sql.catalyst.expressions.aggregate.TypedImperativeAggregate;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.Decimal;
+import org.apache.spark.sql.types.LongType;
 import scala.collection.immutable.IndexedSeq;
 import scala.collection.immutable.Seq;
 
@@ -45,6 +47,8 @@ public final class SampleAggregate extends TypedImperativeAggregate<SampleState>
     private final Seq<Expression> children;
     private final int mutableAggBufferOffset;
     private final int inputAggBufferOffset;
+    /** Bound (key, total) bigint columns of the totals form, read without boxing; else null. */
+    private final int[] longOrdinals;
 
     public SampleAggregate(String name, Integer capacity, Long seed, Boolean isFloat, Boolean bytesKeys,
                            Boolean totals, Seq<Expression> children, Integer mutableAggBufferOffset,
@@ -58,6 +62,11 @@ public final class SampleAggregate extends TypedImperativeAggregate<SampleState>
         this.children = children;
         this.mutableAggBufferOffset = mutableAggBufferOffset;
         this.inputAggBufferOffset = inputAggBufferOffset;
+        this.longOrdinals = totals && children.length() == 2 && children.apply(0) instanceof BoundReference
+                && children.apply(1) instanceof BoundReference && children.apply(0).dataType() instanceof LongType
+                && children.apply(1).dataType() instanceof LongType ? new int[] {
+                    ((BoundReference) children.apply(0)).ordinal(), ((BoundReference) children.apply(1)).ordinal()}
+                : null;
     }
 
     boolean isTotals() {
@@ -103,6 +112,18 @@ public final class SampleAggregate extends TypedImperativeAggregate<SampleState>
 
     @Override
     public SampleState update(SampleState b, InternalRow row) {
+        if (totals && !isFloat && !bytesKeys && longOrdinals != null) { // (bigint key, bigint total): no boxing
+            int ko = longOrdinals[0];
+            int to = longOrdinals[1];
+            if (!row.isNullAt(to)) {
+                if (row.isNullAt(ko)) {
+                    b.offerNull(row.getLong(to));
+                } else {
+                    b.offerTotal(row.getLong(ko), 1, row.getLong(to));
+                }
+            }
+            return b;
+        }
         Long k = canonical(key().eval(row));
         Expression we = weight();
         Object w = we == null ? Long.valueOf(1L) : we.eval(row);

@@ -34,6 +34,14 @@ final class SampleState implements Serializable {
     SampleTotals map; // building
     SampleSelect sel; // a stream of disjoint exact totals, or finished pieces being merged
     Fin fin; // finished (or the cached sample of the other forms)
+    private transient SampleRank ranker; // SampleRank.of(seed), looked up once
+
+    private SampleRank ranker() {
+        if (ranker == null) {
+            ranker = SampleRank.of(seed);
+        }
+        return ranker;
+    }
 
     /** The sample proper: keys in (rank, key) order, their totals (longs or raw double bits), tau, K. */
     static final class Fin implements Serializable {
@@ -158,7 +166,7 @@ final class SampleState implements Serializable {
         total = isFloat ? Double.doubleToRawLongBits(finite(Double.longBitsToDouble(total)
                 + Double.longBitsToDouble(t))) : addExact(total, t);
         sel.nKeys++;
-        sel.offer(key, t, SampleRank.of(seed).rank(key, isFloat ? Double.longBitsToDouble(t) : (double) t));
+        sel.offer(key, t, ranker().rank(key, isFloat ? Double.longBitsToDouble(t) : (double) t));
         fin = null;
     }
 
@@ -192,7 +200,7 @@ final class SampleState implements Serializable {
                 SampleSelect s = new SampleSelect(m);
                 map.forEach((k, t) -> {
                     s.nKeys++;
-                    s.offer(k, t, SampleRank.of(seed).rank(k, isFloat ? Double.longBitsToDouble(t) : (double) t));
+                    s.offer(k, t, ranker().rank(k, isFloat ? Double.longBitsToDouble(t) : (double) t));
                 });
                 fin = s.finish(m, wholeInts(), isFloat);
             } else {
