@@ -16,8 +16,10 @@ independent draws: the average relative error ``|est - J| / J`` of
   (``VIDA-NYU/SamplingMethodsForInnerProductSketching``, ``src/priority_sampling.py``): ``tau`` the ``m``-th
   smallest rank ``h/f^2``, the keys of rank ``<= tau`` kept, the estimate ``sum f g / min(1, tau_f f^2,
   tau_g g^2)``; ``m = (nbytes - 32) // 12`` (an 8-byte key fingerprint and a 4-byte count an entry, a 32-byte
-  header: the accounting of the issue's peer figures). Our faithful reimplementation (numpy, a splitmix64
-  hash of the canonical key), not their code (it needs numba; its estimator is these three lines)
+  header: the accounting of the issue's peer figures). Our faithful reimplementation (numpy; the
+  library's tabulation hash of the canonical key under other seeds: a splitmix64 hash of the
+  sequential keys XOR a salt was measurably biased, ``benchmarks/sample_tau_hash.py``), not their
+  code (it needs numba; its estimator is these three lines)
 * with ``--legacy``: ``range`` (format version 2's default, ``search="range"``: a scan of the
   inserted integer key range, hash-sketch answers for strings) and ``bounded``
   (``SkimmedSketch.for_bytes(nbytes, domain=m)``)
@@ -64,13 +66,14 @@ from benchmarks import real_keys  # noqa: E402
 from benchmarks.real_keys import Pair, scaled, scaled_name  # noqa: E402
 from benchmarks import sample_workloads  # noqa: E402
 from data.zipf import shifted_pair_frequencies, zipf_frequencies  # noqa: E402
-from skimsketch.hashing import mix  # noqa: E402
+from skimsketch.sample_rank import unit_hashes  # noqa: E402
 
 PAPER = [(1.0, 100), (1.0, 200), (1.0, 300), (1.5, 30), (1.5, 50)]
 SIZES = (4096, 16384, 65536)
 KINDS = ("default", "default_str", "hash", "sample", "sample_str", "published", "range", "bounded")
 PEERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "peers",
                      "join_sketches_real_bytes.json")
+PUBLISHED_SEED = 1_000_003
 PEER_NAMES = ("JoinSketch", "FAGMS", "priority")  # priority: the issue's numpy model of the published method
 
 
@@ -158,7 +161,7 @@ def published_sample(keys, freq, nbytes: int, seed: int):
     """(canonical keys, totals, tau) of the published priority sample (module docstring)."""
     nz = np.flatnonzero(freq)
     k = ss.canonicalize(nz.astype(np.int64) if keys is None else keys[nz]).keys
-    h = (mix(k.view(np.uint64) ^ np.uint64(0x5DEECE66D + seed)) >> np.uint64(11)).astype(np.float64) * 2.0**-53
+    h = unit_hashes(k, PUBLISHED_SEED + seed)  # the library's rank hash family, under seeds no sample here uses
     v = freq[nz].astype(np.float64)
     r = h / (v * v)
     m = (nbytes - 32) // 12

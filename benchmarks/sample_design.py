@@ -85,8 +85,9 @@ def estimate(u, f, g, m, scheme):
     return float(terms.sum()), float(var.sum()), v0
 
 
-def run(n, seeds, sizes, patterns, out):
-    pairs = sw.paper(n, 0) + sw.lake(n, 0) + [p for p in sw.real() if p.name.endswith(("planes", "h1xh2"))]
+def run(n, seeds, sizes, patterns, out, overflow="wrap"):
+    pairs = sw.paper(n, 0, overflow=overflow) + sw.lake(n, 0) + [p for p in sw.real()
+                                                                 if p.name.endswith(("planes", "h1xh2"))]
     if patterns:
         pairs = [p for p in pairs if any(pat in p.name for pat in patterns)]
     lines = [f"{'workload':26s} {'bytes':>6s} {'prio12':>9s} {'prio16':>9s} {'thr12':>9s} {'prio8':>9s} "
@@ -117,7 +118,7 @@ def run(n, seeds, sizes, patterns, out):
     text = "\n".join(lines)
     if out:
         with open(out, "w") as fh:
-            fh.write(f"# python -m benchmarks.sample_design --n {n} --seeds {seeds}\n" + text + "\n")
+            fh.write(f"# python -m benchmarks.sample_design --n {n} --seeds {seeds} --overflow {overflow}\n" + text + "\n")
 
 
 def main(argv=None):
@@ -126,9 +127,11 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, default=100)
     ap.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     ap.add_argument("--workloads", nargs="*", default=None)
+    ap.add_argument("--overflow", choices=("wrap", "drop"), default="wrap",
+                    help="how the paper's second stream shifts (data/zipf.py; the issue's model dropped)")
     ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
-    run(a.n, a.seeds, a.sizes, a.workloads, a.out)
+    run(a.n, a.seeds, a.sizes, a.workloads, a.out, a.overflow)
 
 
 if __name__ == "__main__":

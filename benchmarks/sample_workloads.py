@@ -29,10 +29,10 @@ LAKE = ("lake_overlap1pct", "lake_indep_heavy", "lake_fk_dim")
 _M = 1 << 18
 
 
-def paper(n: int, seed: int, cells=PAPER3) -> list[Pair]:
+def paper(n: int, seed: int, cells=PAPER3, overflow: str = "wrap") -> list[Pair]:
     out = []
     for z, s in cells:
-        f, g = shifted_pair_frequencies(n, _M, z, s, seed=seed)
+        f, g = shifted_pair_frequencies(n, _M, z, s, seed=seed, overflow=overflow)
         out.append(Pair(f"zipf{z}_s{s}", np.arange(_M, dtype=np.int64), f, g, _M, (True, True)))
     rng = np.random.default_rng([seed, 7003, 10])
     k = 3800

@@ -252,6 +252,20 @@ class JoinSample(Serialisable):
         part = (next(iter(self._covered)), self._parts) if self._parts > 1 and len(self._covered) == 1 else None
         return JoinSample(self._m, self._seed, self.dtype, part)
 
+    def __getstate__(self):
+        """A building sample pickles its totals (so pieces shipped between processes still merge exactly)."""
+        if self._store is None:
+            return {"bytes": self.to_bytes()}
+        return {"bytes": self.to_bytes(), "keys": np.asarray(self._store.keys), "totals": self._store.wide_weights(),
+                "total": self._total, "null": self._null, "parts": self._parts, "covered": sorted(self._covered)}
+
+    def __setstate__(self, state):
+        self.__dict__.update(JoinSample.from_bytes(state["bytes"]).__dict__)
+        if "keys" in state:
+            self._store, self._fin = ExactStore(self._float, state["keys"], state["totals"]), None
+            self._total, self._null = state["total"], state["null"]
+            self._parts, self._covered = state["parts"], frozenset(state["covered"])
+
     def copy(self) -> JoinSample:
         out = JoinSample(self._m, self._seed, self.dtype)
         out.__dict__.update(self.__dict__)

@@ -151,6 +151,16 @@ def test_finished_pieces_of_a_key_hash_partitioning_merge_into_the_same_bytes(ke
     assert merged.partition is None and merged.to_bytes() == whole
 
 
+def test_a_building_piece_merges_with_finished_pieces_of_its_partitioning():
+    keys = zipf(9, 20000, 6000)
+    part = ss.JoinSample.partition_of(keys, 3, seed=3)
+    pieces = [build(keys[part == i], partition=(i, 3)) for i in range(3)]
+    merged = pieces[0].merge(ss.from_bytes(pieces[1].to_bytes())).merge(pieces[2])
+    assert merged.finished and merged.partition is None and merged.to_bytes() == build(keys).to_bytes()
+    two = build(keys[part == 0], partition=(0, 3)).merge(build(keys[part == 2], partition=(2, 3)))
+    assert not two.finished and two.partition == ((0, 2), 3)  # building pieces add totals, and their claims
+
+
 def test_overlapping_finished_samples_are_refused_with_the_remedy():
     a = ss.from_bytes(build(zipf(1, 5000, 2000)).to_bytes())
     b = ss.from_bytes(build(zipf(2, 5000, 2000)).to_bytes())
@@ -181,6 +191,17 @@ def test_samples_that_kept_every_key_update_and_merge_exactly():
     a = ss.from_bytes(build([1, 2, 2], 512).to_bytes())
     b = ss.from_bytes(build([2, 3], 512).to_bytes())
     assert a.merge(b).update([3]).to_bytes() == build([1, 2, 2, 2, 3, 3], 512).to_bytes()
+
+
+def test_pickling_keeps_a_building_sample_building():
+    import pickle
+
+    keys = zipf(8, 5000, 2000)
+    a = pickle.loads(pickle.dumps(build(keys[:2500], partition=None)))
+    assert not a.finished
+    assert a.merge(build(keys[2500:])).to_bytes() == build(keys).to_bytes()
+    f = pickle.loads(pickle.dumps(ss.from_bytes(build(keys).to_bytes())))
+    assert f.finished and f.to_bytes() == build(keys).to_bytes()
 
 
 def test_merge_checks_parameters():
