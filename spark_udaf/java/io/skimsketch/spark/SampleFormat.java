@@ -47,7 +47,7 @@ final class SampleFormat {
     static byte[] encode(SampleState s) {
         SampleState.Fin f = s.sample();
         int n = f.keys.length;
-        int cw = s.isFloat || !fitsInt(f.totals) ? 8 : 4;
+        int cw = s.isFloat || f.wide ? 8 : 4;
         int ctype = s.isFloat ? 2 : cw == 8 ? 1 : 3;
         boolean partial = s.parts > 1;
         int nb = partial ? (s.parts + 7) / 8 : 0;
@@ -81,6 +81,10 @@ final class SampleFormat {
         crc.update(b.array(), 0, HEADER + ext);
         b.putInt((int) crc.getValue());
         return b.array();
+    }
+
+    private static boolean negativeZero(double x) {
+        return x == 0.0 && Double.doubleToRawLongBits(x) != 0L;
     }
 
     private static CorruptSketchError bad(String msg) {
@@ -150,6 +154,10 @@ final class SampleFormat {
         if (isFloat && !(Double.isFinite(Double.longBitsToDouble(total))
                 && Double.isFinite(Double.longBitsToDouble(nullW)))) {
             throw bad("total or null weight is not finite");
+        }
+        if (negativeZero(param) || isFloat && (negativeZero(Double.longBitsToDouble(total))
+                || negativeZero(Double.longBitsToDouble(nullW)))) {
+            throw bad("a join sample writes 0.0, never -0.0, in its kind parameter and weights");
         }
         if (depth != 1 || domain != 0 || param != 0.0 || (flags & (8 | 16)) != 0) {
             throw bad("a join sample is format version 4 with depth 1, and no domain, kind parameter, exact-mode or "
@@ -244,6 +252,10 @@ final class SampleFormat {
             }
         }
         // the class's checks (JoinSample._from_parts)
+        if (m < SampleState.MIN_CAPACITY) {
+            throw bad("sample capacity " + m + " outside [" + SampleState.MIN_CAPACITY + ", " + SampleState.MAX_CAPACITY
+                    + "]");
+        }
         SampleRank r = SampleRank.of(seed);
         double prev = 0;
         Set<Long> seen = new HashSet<>();
@@ -260,7 +272,8 @@ final class SampleFormat {
                 throw bad("a partial sample holds a key of a partition it does not cover");
             }
         }
-        SampleState s = SampleState.finished(m, seed, isFloat, new SampleState.Fin(keys, totals, tau, nKeys, isFloat));
+        SampleState s = SampleState.finished(m, seed, isFloat, new SampleState.Fin(keys, totals, tau, nKeys, isFloat,
+                cw == 8));
         s.total = total;
         s.nullW = nullW;
         s.keyDomain = kd;

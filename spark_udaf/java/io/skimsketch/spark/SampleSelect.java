@@ -126,14 +126,13 @@ final class SampleSelect implements Serializable {
         if (k > size) {
             throw new IllegalStateException("sample selection holds " + size + " entries, needs " + k);
         }
-        if (wholeInts) {
-            for (int i = 0; i < k; i++) {
-                long t = totals[idx[i]];
-                if (t != (int) t) {
-                    k = (int) Math.min((3L * m) / 4, nKeys);
-                    break;
-                }
-            }
+        boolean wide = false; // int64 totals among the min(m, K) smallest: written as int64
+        for (int i = 0; i < k && !isFloat; i++) {
+            long t = totals[idx[i]];
+            wide |= t != (int) t;
+        }
+        if (wholeInts && wide) {
+            k = (int) Math.min((3L * m) / 4, nKeys);
         }
         long[] ks = new long[k];
         long[] ts = new long[k];
@@ -151,6 +150,6 @@ final class SampleSelect implements Serializable {
             Arrays.sort(cand);
             tau = cand[k];
         }
-        return new SampleState.Fin(ks, ts, tau, nKeys, isFloat);
+        return new SampleState.Fin(ks, ts, tau, nKeys, isFloat, wide);
     }
 }

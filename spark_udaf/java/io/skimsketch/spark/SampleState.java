@@ -21,6 +21,7 @@ final class SampleState implements Serializable {
     static final int KIND = 5;
     static final int OVERHEAD = 100; // 64-byte header, 4-byte CRC, 32-byte extension head
     static final int MAX_CAPACITY = 1 << 26;
+    static final int MIN_CAPACITY = 4; // so that a sample of int64 totals keeps floor(3m/4) >= 3 entries
 
     final int m;
     final long seed;
@@ -51,13 +52,20 @@ final class SampleState implements Serializable {
         final double tau;
         final long nKeys;
         final boolean isFloat;
+        /** Integer totals written as int64 (the core's _Finished.wide). */
+        final boolean wide;
 
-        Fin(long[] keys, long[] totals, double tau, long nKeys, boolean isFloat) {
+        Fin(long[] keys, long[] totals, double tau, long nKeys, boolean isFloat, boolean wide) {
             this.keys = keys;
             this.totals = totals;
             this.tau = tau;
             this.nKeys = nKeys;
             this.isFloat = isFloat;
+            boolean big = false;
+            for (long t : totals) {
+                big |= t != (int) t;
+            }
+            this.wide = !isFloat && (wide || big);
         }
 
         boolean complete() {
@@ -104,9 +112,10 @@ final class SampleState implements Serializable {
 
     /** JoinSample.for_bytes(nbytes)'s capacity: (nbytes - 100) // 12 (integer totals) or // 16 (float). */
     static int capacity(String fn, long nbytes, boolean isFloat) {
-        if (nbytes < OVERHEAD + 16 || nbytes > (1L << 40)) {
-            throw new IllegalArgumentException(fn + ": nbytes must be an int in [" + (OVERHEAD + 16)
-                    + ", 1099511627776], got " + nbytes);
+        long least = OVERHEAD + MIN_CAPACITY * (isFloat ? 16L : 12L);
+        if (nbytes < least || nbytes > (1L << 40)) {
+            throw new IllegalArgumentException(fn + ": nbytes must be in [" + least + ", 1099511627776], got "
+                    + nbytes);
         }
         return (int) Math.min(MAX_CAPACITY, (nbytes - OVERHEAD) / (isFloat ? 16 : 12));
     }
@@ -240,11 +249,11 @@ final class SampleState implements Serializable {
         if (seed != o.seed) {
             throw incompatible("seed", Long.toUnsignedString(seed), Long.toUnsignedString(o.seed), "merge");
         }
-        if (m != o.m) {
-            throw incompatible("capacity", Integer.toString(m), Integer.toString(o.m), "merge");
-        }
         if (isFloat != o.isFloat) {
             throw incompatible("dtype", dtype(isFloat), dtype(o.isFloat), "merge");
+        }
+        if (m != o.m) {
+            throw incompatible("capacity", Integer.toString(m), Integer.toString(o.m), "merge");
         }
         int da = nKeys() > 0 ? keyDomain : 0;
         int db = o.nKeys() > 0 ? o.keyDomain : 0;
