@@ -45,7 +45,8 @@ import scala.runtime.AbstractFunction1;
  * skipped by SUM (a key with only NULL weights has a NULL total: not in the table); NULL keys form one
  * group whose total is the null weight. Aggregates it cannot rewrite (other aggregate functions beside
  * it, DISTINCT or FILTER, several keys, non-deterministic expressions) keep the raw form, exact but
- * holding every key's total in memory.
+ * holding every key's total in memory; so does a streaming aggregate (Spark runs one streaming
+ * aggregation per query, and a stream is what the sketches are for).
  */
 public final class SampleRule extends Rule<LogicalPlan> {
     private static final long serialVersionUID = 1L;
@@ -106,6 +107,9 @@ public final class SampleRule extends Rule<LogicalPlan> {
     }
 
     static LogicalPlan rewrite(Aggregate agg) {
+        if (agg.isStreaming()) {
+            return agg; // one streaming aggregation per query: the raw form keeps exact totals in the state
+        }
         List<AggregateExpression> aes = aggregates(agg);
         if (aes.isEmpty()) {
             return agg;

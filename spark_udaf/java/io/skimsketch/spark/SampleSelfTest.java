@@ -79,6 +79,7 @@ final class SampleSelfTest {
         }
         check(rebuilt(blobs), "the core's golden samples rebuilt on the JVM");
         fuzz(blobs);
+        bounded();
         return n;
     }
 
@@ -135,6 +136,25 @@ final class SampleSelfTest {
                 }
             }
         }
+    }
+
+    /**
+     * The rewritten aggregate's buffers (exact totals of disjoint keys, merged by keeping the smallest) hold
+     * at most m + 1 entries whatever the keys, and write the building sample's bytes.
+     */
+    private static void bounded() {
+        int m = SampleState.capacity("self-test", 1024, false);
+        SampleState whole = SampleState.building(m, 9, false);
+        SampleState[] parts = {SampleState.totals(m, 9, false), SampleState.totals(m, 9, false)};
+        java.util.Random rnd = new java.util.Random(3);
+        for (long k = 0; k < 200_000; k++) {
+            long t = 1 + (long) Math.floor(1.0 / (1e-6 + rnd.nextDouble())) % 5000; // heavy-tailed totals
+            whole.add(k, 1, t);
+            parts[(int) (k % 2)].offerTotal(k, 1, t);
+        }
+        check(parts[0].sel.size == m + 1 && parts[1].sel.size == m + 1, "totals buffers hold m + 1 entries");
+        check(java.util.Arrays.equals(parts[0].merge(parts[1]).toBytes(), whole.toBytes()),
+                "merged totals buffers write the building sample's bytes");
     }
 
     /** Some golden samples rebuilt from their rows (tests/core/sample_golden.py's builders). */
