@@ -108,9 +108,10 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
     ``summary`` chooses what summarises each side when no template is given:
     ``"sample"`` (``JoinSample.for_bytes(nbytes, seed)``, the coordinated join
     sample: :mod:`spark_udaf.sample_build`), ``"sketch"`` (:func:`default_sketch`),
-    or ``"auto"`` (the default): the sample, the more accurate summary of tables at
-    rest at every budget in the measurements of ``docs/sample.md`` except flat data at
-    4 KB (``width``/``depth`` shape a sketch, so they choose it). A template decides
+    or ``"auto"`` (the default): the sample. In the measurements of ``docs/sample.md``
+    (4/16/64 KB) it is 4-1000x more accurate on skewed and low-overlap joins and at most
+    1.6x less accurate where it loses (flat real keys at 4 KB; a foreign key against its
+    dimension table at 64 KB). ``width``/``depth`` shape a sketch, so they choose it. A template decides
     by its type. ``result.detail["summary"]`` says which was used (``"sample"`` /
     ``"sketch"``; ``result.method`` is ``"sample"`` for the sample).
     """
