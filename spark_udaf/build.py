@@ -28,7 +28,7 @@ from ._common import (
     resolve_column,
     worker_errors,
 )
-from . import native_build
+from . import native_build, sample_build
 from .cluster import require_python
 from .parquet import counted, plain_parquet_scan, require_template, sketch_parquet_scan
 from .partials import CHUNK_ROWS, PartialAccumulator
@@ -169,6 +169,8 @@ def sketch_column(df, column: str, sketch, weight: str | None = None, *, merge: 
         raise ValueError(f"merge must be 'driver' or 'tree', got {merge!r}")
     require_template(sketch)
     df, column, weight = resolved(df, column, weight)
+    if isinstance(sketch, ss.JoinSample):  # a join sample: its own builders
+        return sample_build.sample_column(df, column, sketch, weight, path)
     native_build.check_path(path)
     # a plain Parquet scan is read fastest by pyarrow on the executors (benchmarks/results/bench_spark.txt:
     # 0.42-0.57x Spark's count_min_sketch, the JVM aggregate 0.94x), so "auto" tries that first
@@ -231,6 +233,8 @@ def sketch_by(df, column: str, sketch, by, weight: str | None = None, *, chunk_r
     by = _normalise_by(by)
     if not by:
         raise ValueError("sketch_by needs at least one group column")
+    if isinstance(sketch, ss.JoinSample):  # a join sample: its own builders
+        return sample_build.sample_by(df, column, sketch, by, weight, path)
     built = native_build.sketch_by(df, column, sketch, by, weight, path)
     if built is not None:
         return built

@@ -9,7 +9,7 @@ import time
 import skimsketch as ss
 from skimsketch.sizing import check_nbytes
 
-from . import native_build
+from . import native_build, sample_build
 from ._common import check_columns, check_weight_field
 from .cluster import python_usable
 from .build import plain_parquet_scan, sketch_column, sketch_pair
@@ -79,7 +79,8 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
                        rweight: str | None = None, nbytes: int | None = None, width: int | None = None,
                        depth: int | None = None, seed: int | None = None,
                        confidence: float = 0.95, tolerance: float | None = None, fallback: bool = True,
-                       single_job: bool = True, merge: str = "driver", path: str = "auto") -> ss.Estimate:
+                       single_job: bool = True, merge: str = "driver", path: str = "auto",
+                       summary: str = "auto") -> ss.Estimate:
     """Estimate ``|left ⋈ right|`` on ``lcol = rcol`` from two sketches built on the executors.
 
     ``left``/``right`` are DataFrames, or Parquet paths (a str or list of str)
@@ -105,6 +106,16 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
     DataFrame sides are built on the JVM when the native jar allows it
     (``path`` as in :func:`~spark_udaf.build.sketch_column`);
     ``result.detail["build_path"]`` says which path ran (``"native"``/``"python"``).
+
+    ``summary`` chooses what summarises each side when no template is given:
+    ``"sample"`` (``JoinSample.for_bytes(nbytes, seed)``, the coordinated join
+    sample: :mod:`spark_udaf.sample_build`), ``"sketch"`` (:func:`default_sketch`),
+    or ``"auto"`` (the default): the sample. In the measurements of ``docs/sample.md``
+    (4/16/64 KB) it is 4-1000x more accurate on skewed and low-overlap joins and at most
+    1.6x less accurate where it loses (flat real keys at 4 KB; a foreign key against its
+    dimension table at 64 KB). ``width``/``depth`` shape a sketch, so they choose it. A template decides
+    by its type. ``result.detail["summary"]`` says which was used (``"sample"`` /
+    ``"sketch"``; ``result.method`` is ``"sample"`` for the sample).
     """
     if tolerance is not None and not (tolerance >= 0 and math.isfinite(tolerance)):
         raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
@@ -114,9 +125,12 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
         left = left if lpath is None else spark.read.parquet(*lpath)
         right = right if rpath is None else spark.read.parquet(*rpath)
     check_join_keys(left, lcol, right, rcol)
+    use_sample = sample_build.use_sample(summary, sketch, width, depth)
     if sketch is None:
         floats = any(w is not None and _fractional(df, w) for df, w in ((left, lweight), (right, rweight)))
-        template = default_sketch(nbytes, width, depth, seed or 0, "float64" if floats else "int64")
+        dtype = "float64" if floats else "int64"
+        template = ss.JoinSample.for_bytes(nbytes or DEFAULT_NBYTES, seed or 0, dtype) if use_sample \
+            else default_sketch(nbytes, width, depth, seed or 0, dtype)
     elif (nbytes, width, depth, seed) != (None, None, None, None):
         raise ValueError("give either a template sketch or nbytes/width/depth/seed (the template has its own), "
                          "not both")
@@ -134,10 +148,15 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
     reasons = [native_build.native_reason(df, col, template, w)
                for df, col, w in ((left, lcol, lweight), (right, rcol, rweight))]
     native_sides = path != "python" and not scans and reasons == [None, None]
-    if path == "native" and not native_sides:
+    if path == "native" and not native_sides and not use_sample:
         raise ValueError(f"path='native' is not possible here: {next(r for r in reasons if r)}; "
                          "use path='auto' or 'python'")
-    if native_sides:
+    if use_sample:  # both sides natively when the jar allows it (spark_udaf.sample_build), else in Python
+        a = sketch_column(left, lcol, template.empty_like(), lweight, path=path)
+        b = sketch_column(right, rcol, template.empty_like(), rweight, path=path)
+        native_sides = path != "python" and sample_build.native_sides(left, lcol, lweight, right, rcol, rweight,
+                                                                      template)
+    elif native_sides:
         a = sketch_column(left, lcol, template.empty_like(), lweight, path="native")
         b = sketch_column(right, rcol, template.empty_like(), rweight, path="native")
     elif single_job and not scans:
@@ -151,6 +170,7 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
     rhw = relative_half_width(est)
     detail = {
         "answered_by": "sketch",
+        "summary": "sample" if use_sample else "sketch",
         "build_path": "native" if native_sides else "python",
         "sketch_estimate": est,
         "relative_half_width": rhw,

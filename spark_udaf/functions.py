@@ -36,6 +36,7 @@ __all__ = [
     "skim_sketch_info",
     "skim_union",
     "skim_union_agg",
+    "skim_sample_agg",
 ]
 
 
@@ -176,3 +177,13 @@ def skim_frequency(a, key, confidence: float | None = None):
 def skim_sketch_info(a):
     """A sketch's description: STRUCT<kind, width, depth, seed, total_weight, null_weight, nbytes>."""
     return _call("skim_sketch_info", _col(a))
+
+
+def skim_sample_agg(col, weight=None, *, nbytes: int | None = None, seed: int | None = None):
+    """The coordinated join sample of ``col`` (``JoinSample.for_bytes(nbytes, seed)``), as BINARY: exact
+    per-key totals grouped by Spark's shuffle, the ``m`` smallest ranks kept (docs/native.md).
+    ``weight`` (any numeric column, passed by name), ``nbytes`` (16384) and ``seed`` (0) as in
+    :func:`skim_sketch_agg`."""
+    args = [_col(col)] + ([] if weight is None else [_named("weight", _col(weight))])
+    args += [_named(k, _lit(v, k)) for k, v in (("nbytes", nbytes), ("seed", seed)) if v is not None]
+    return _call("skim_sample_agg", *args)

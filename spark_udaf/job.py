@@ -50,9 +50,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--shift", type=int, default=100, help="right table = left distribution shifted by s (default 100)")
     p.add_argument("--seed", type=int, default=0, help="sketch seed (default 0)")
     p.add_argument("--data-seed", type=int, default=1, help="seed of the generated tables (default 1)")
-    p.add_argument("--kind", choices=("skimmed", "hash", "agms"), default="skimmed",
-                   help="sketch kind (default skimmed: the library default, SkimmedSketch.for_bytes; over "
-                        "[0, --domain) for generated tables, unbounded keys for --left/--right)")
+    p.add_argument("--kind", choices=("auto", "sample", "skimmed", "hash", "agms"), default="auto",
+                   help="summary (default auto: the join sample JoinSample.for_bytes, estimate_join_size's default "
+                        "for tables at rest; skimmed with --width/--depth); skimmed: the library default sketch "
+                        "SkimmedSketch.for_bytes, over [0, --domain) for generated tables, unbounded keys for "
+                        "--left/--right")
     p.add_argument("--nbytes", type=int, default=16384,
                    help="memory per sketch: the library's default shape for it (default 16384)")
     p.add_argument("--width", type=int, default=None, help="buckets per table (with --depth, instead of --nbytes)")
@@ -75,6 +77,10 @@ def parse_args(argv=None) -> argparse.Namespace:
         p.error("--left and --right go together")
     if (args.width is None) != (args.depth is None):
         p.error("--width and --depth go together")
+    if args.kind == "auto":
+        args.kind = "sample" if args.width is None else "skimmed"
+    if args.kind == "sample" and args.width is not None:
+        p.error("--width/--depth shape a sketch: the sample takes --nbytes")
     for name in ("rows", "width", "depth", "domain", "nbytes", "repeat"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             p.error(f"--{name} must be positive")
@@ -115,6 +121,8 @@ def _session(master: str):
 
 
 def _template(args):
+    if args.kind == "sample":
+        return ss.JoinSample.for_bytes(args.nbytes, seed=args.seed)
     cls = {"skimmed": ss.SkimmedSketch, "agms": ss.AGMSSketch, "hash": ss.HashSketch}[args.kind]
     params = {"domain": args.domain} if args.kind == "skimmed" and not args.left else {}
     if args.width is not None:
@@ -167,7 +175,9 @@ def main(argv=None) -> int:
                   f"[0, {args.domain:,}), right shifted by {args.shift} (written to Parquet by {where} in "
                   f"{t_gen:.2f} s)")
         shape = ", ".join(f"{k}={v}" for k, v in template.params.items())
-        if getattr(template, "exact_mode", False):  # exact while few keys, then counters: the budget bounds both
+        if isinstance(template, ss.JoinSample):
+            size = f"at most {args.nbytes:,} bytes each (the coordinated join sample)"
+        elif getattr(template, "exact_mode", False):  # exact while few keys, then counters: the budget bounds both
             size = (f"at most {args.nbytes:,} bytes each (exact up to {template.exact_capacity:,} distinct keys, "
                     "then counters)")
         else:
@@ -189,6 +199,7 @@ def main(argv=None) -> int:
         sk = d["sketch_estimate"]
         print(f"estimate   : {_fmt(sk.value)}  interval [{_fmt(sk.low)}, {_fmt(sk.high)}] at "
               f"{sk.confidence:.0%} ({sk.method})")
+        print(f"summary    : {d['summary']} (estimate_join_size's default for tables at rest is the sample)")
         if d["answered_by"] == "exact":
             print(f"fallback   : interval half-width {d['relative_half_width']:.1%} > tolerance "
                   f"{args.tolerance:.1%}: answered exactly ({_fmt(est.value)})")

@@ -13,7 +13,9 @@ default ``~/.cache/skimsketch``). The jar provides:
   library's default sketch, ``SkimmedSketch.for_bytes(nbytes, seed)`` (16384 bytes,
   seed 0 by default), or ``SkimmedSketch(width, depth, seed)``;
 * ``skim_hash_sketch_agg(key [, weight], width, depth [, seed])``: a ``HashSketch``;
-* ``skim_union_agg(sketch)`` and the scalar ``skim_union(a, b)``;
+* ``skim_sample_agg(key [, weight] [, nbytes [, seed]])``: the join sample
+  ``JoinSample.for_bytes(nbytes, seed)`` (its scale rule groups the rows by key first);
+* ``skim_union_agg(sketch)`` and the scalar ``skim_union(a, b)`` (sketches or samples);
 * the estimates ``skim_join_size[_bounds](a, b [, confidence])``,
   ``skim_self_join_size[_bounds](a [, confidence])``, ``skim_frequency(a, key [, confidence])``,
   ``skim_sketch_info(a)`` for hash, AGMS and exact-mode sketches;
@@ -45,7 +47,7 @@ _REGISTRY = "io.skimsketch.spark.SkimFunctions"
 #: SQL functions the jar provides.
 FUNCTIONS = ("skim_sketch_agg", "skim_hash_sketch_agg", "skim_sketch_like_agg", "skim_union_agg", "skim_union",
              "skim_join_size", "skim_join_size_bounds", "skim_self_join_size", "skim_self_join_size_bounds",
-             "skim_frequency", "skim_sketch_info")
+             "skim_frequency", "skim_sketch_info", "skim_sample_agg")
 #: Where a wheel keeps the jar it was built with (setup.py, spark_udaf.native_jar).
 SHIPPED = Path(__file__).parent / "jars"
 

@@ -724,15 +724,18 @@ def test_one_default_sketch_in_the_cli_the_api_and_the_job(spark, files, tmp_pat
     assert rc == rc2 == 0, err + err2
     cli = ss.from_bytes((tmp_path / "l.sks").read_bytes()).join_size(ss.from_bytes((tmp_path / "r.sks").read_bytes()))
     estimates = {
-        "estimate_join_size (paths)": _outcome(lambda: _est(spark_udaf.estimate_join_size(left, "k", right, "k"))),
+        "estimate_join_size (paths)": _outcome(lambda: _est(spark_udaf.estimate_join_size(left, "k", right, "k",
+                                                                                          summary="sketch"))),
         "estimate_join_size (DataFrames)": _outcome(lambda: _est(spark_udaf.estimate_join_size(
-            spark.read.parquet(left).filter("k >= 0"), "k", spark.read.parquet(right), "k", path="python"))),
+            spark.read.parquet(left).filter("k >= 0"), "k", spark.read.parquet(right), "k", path="python",
+            summary="sketch"))),
         "CLI": ("ok", _est(cli)),
         "core": ("ok", _est(want)),
     }
     _agree(estimates)
     # SUM sketches: the count shape, so a SUM and a count sketch of the same flags join
-    sums = spark_udaf.estimate_join_size(left, "k", right, "k", lweight="w")
+    sums = spark_udaf.estimate_join_size(left, "k", right, "k", lweight="w", summary="sketch")  # (the API's
+    # default for tables at rest is the join sample: tests/spark_udaf/test_sample_api.py)
     rc, _, err = _cli("sketch", left, "-c", "k", "-w", "w", "-o", tmp_path / "lw.sks")
     assert rc == 0, err
     lw = ss.from_bytes((tmp_path / "lw.sks").read_bytes())

@@ -52,13 +52,14 @@ def test_no_fallback_when_disabled_or_within_tolerance(tables):
 
 
 def test_the_default_sketch_is_the_library_default(tables):
-    """No template: SkimmedSketch.for_bytes(16384) (the CLI's and native SQL's default), or (width, depth)."""
+    """summary="sketch": SkimmedSketch.for_bytes(16384) (the CLI's and native SQL's default), or (width, depth);
+    with no summary the default is the join sample (tests/spark_udaf/test_sample_api.py)."""
     f, g, F, G = tables
-    got = spark_udaf.estimate_join_size(F, "k", G, "k", path="python")  # path="auto": see test_hostile_inputs
+    got = spark_udaf.estimate_join_size(F, "k", G, "k", path="python", summary="sketch")  # path="auto": see test_hostile_inputs
     a = ss.SkimmedSketch.for_bytes(16384).update(f["k"])
     want = a.join_size(a.empty_like().update(g["k"]))
     assert (got.value, got.low, got.high, got.method) == (want.value, want.low, want.high, want.method)
-    sized = spark_udaf.estimate_join_size(F, "k", G, "k", nbytes=4096, seed=3, path="python")
+    sized = spark_udaf.estimate_join_size(F, "k", G, "k", nbytes=4096, seed=3, path="python", summary="sketch")
     a = ss.SkimmedSketch.for_bytes(4096, seed=3).update(f["k"])
     want = a.join_size(a.empty_like().update(g["k"]))
     assert (sized.value, sized.low, sized.high) == (want.value, want.low, want.high)

@@ -60,7 +60,7 @@ def test_main_fallback_and_parquet_inputs(spark, tmp_path, capsys):
 
 def test_default_sketch_is_the_library_default_for_the_budget(spark, tmp_path, capsys):
     argv = ["--rows", "3000", "--domain", "500", "--shift", "2", "--nbytes", "4096", "--no-exact",
-            "--workdir", str(tmp_path)]
+            "--workdir", str(tmp_path), "--kind", "skimmed"]
     assert job.main(argv) == 0
     out = capsys.readouterr().out
     expected = ss.SkimmedSketch.for_bytes(4096, seed=0, domain=500)
@@ -69,6 +69,18 @@ def test_default_sketch_is_the_library_default_for_the_budget(spark, tmp_path, c
     assert (f"sketch     : SkimmedSketch({shape}), at most 4,096 bytes each (exact up to "
             f"{expected.exact_capacity:,} distinct keys, then counters)") in out
     assert (tmp_path / "left").is_dir() and (tmp_path / "right").is_dir()  # --workdir keeps the tables
+
+
+def test_the_job_s_default_summary_is_the_join_sample(spark, tmp_path, capsys):
+    argv = ["--rows", "3000", "--domain", "500", "--shift", "2", "--nbytes", "1024", "--repeat", "1"]
+    assert job.main(argv) == 0
+    out = capsys.readouterr().out
+    left, right = zipf_keys(np.arange(3000), 1.0, 500, 0, 1), zipf_keys(np.arange(3000), 1.0, 500, 2, 2)
+    a = ss.JoinSample.for_bytes(1024).update(left)
+    est = a.join_size(ss.JoinSample.for_bytes(1024).update(right))
+    assert f"sketch     : JoinSample(capacity={a.capacity}, seed=0, dtype=int64), at most 1,024 bytes each" in out
+    assert f"estimate   : {est.value:,.0f}  interval [{est.low:,.0f}, {est.high:,.0f}] at 95% (sample)" in out
+    assert "summary    : sample" in out and f"exact      : {ss.exact_join_size(left, right):,}" in out
 
 
 def test_bad_arguments_exit_with_usage():

@@ -161,3 +161,43 @@ def test_the_daily_sketch_workflow_in_sql_alone(connect_url, tmp_path):
     for f in ("value", "low", "high", "confidence"):
         assert math.isclose(got[f], getattr(e, f), rel_tol=1e-9), (f, got, e)
     assert got["method"] == "skimmed" == e.method
+
+
+#: Join samples from a Connect client: skim_sample_agg (rewritten into a GROUP BY of the key on the server),
+#: the Column helper with an estimate, and sketch_column with a JoinSample template (natively: the server has the
+#: extension's skim_sample_agg).
+SAMPLES = textwrap.dedent("""
+    import json, sys
+    from pyspark.sql import SparkSession
+    import skimsketch as ss, spark_udaf
+    from spark_udaf import functions as SF
+    spark = SparkSession.builder.remote(sys.argv[1]).getOrCreate()
+    q = ("SELECT skim_sample_agg(id % 500, nbytes => 1024, seed => 3) AS s, "
+         "skim_sample_agg(CAST(id % 300 AS STRING), id % 5 - 1, 1024) AS w FROM range(0, 20000, 1, 4)")
+    r = spark.sql(q).collect()[0]
+    plan = spark.sql("EXPLAIN SELECT skim_sample_agg(id % 500) FROM range(10)").collect()[0][0]  # one key: rewritten
+    df = spark.range(0, 20000, 1, 4).selectExpr("id % 500 AS k")
+    c = df.agg(SF.skim_sample_agg("k", nbytes=1024, seed=3).alias("s")).select(
+        "s", SF.skim_join_size_bounds("s", "s").alias("e")).collect()[0]
+    p = spark_udaf.sketch_column(df, "k", ss.JoinSample.for_bytes(1024, seed=3))
+    print(json.dumps({"s": bytes(r.s).hex(), "w": bytes(r.w).hex(), "plan": plan, "c": bytes(c.s).hex(),
+                      "ce": c.e.asDict(), "p": p.to_bytes().hex()}))
+    spark.stop()
+""")
+
+
+def test_join_samples_from_a_connect_client(connect_url):
+    done = subprocess.run([sys.executable, "-c", SAMPLES, connect_url], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=os.getcwd()))
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    s = ss.JoinSample.for_bytes(1024, seed=3).update([i % 500 for i in range(20000)])
+    assert bytes.fromhex(out["s"]) == s.to_bytes() == bytes.fromhex(out["c"]) == bytes.fromhex(out["p"])
+    w = ss.JoinSample.for_bytes(1024).update([str(i % 300) for i in range(20000)],
+                                             weights=[i % 5 - 1 for i in range(20000)])
+    assert bytes.fromhex(out["w"]) == w.to_bytes()
+    assert "_skim_key" in out["plan"] and "Python" not in out["plan"]
+    e = ss.from_bytes(s.to_bytes()).join_size(ss.from_bytes(s.to_bytes()))
+    for f in ("value", "low", "high", "confidence"):
+        assert math.isclose(out["ce"][f], getattr(e, f), rel_tol=1e-9), (f, out["ce"], e)
+    assert out["ce"]["method"] == "sample"

@@ -47,6 +47,9 @@ public final class EstimateFunctions {
 
     private static Estimator.Est join(byte[] a, byte[] b, double confidence) {
         String fn = "skim_join_size";
+        if (SampleFormat.isSample(a) || SampleFormat.isSample(b)) {
+            return SampleEstimator.join(a, b, confidence, fn);
+        }
         try {
             return Estimator.join(load(a, fn + "(a)"), load(b, fn + "(b)"), confidence, fn);
         } catch (OutOfMemoryError e) {
@@ -64,6 +67,9 @@ public final class EstimateFunctions {
 
     private static Estimator.Est self(byte[] a, double confidence) {
         String fn = "skim_self_join_size";
+        if (SampleFormat.isSample(a)) {
+            return SampleEstimator.selfJoin(a, confidence, fn);
+        }
         try {
             return Estimator.selfJoin(load(a, fn + "(a)"), confidence, fn);
         } catch (OutOfMemoryError e) {
@@ -81,6 +87,9 @@ public final class EstimateFunctions {
 
     private static double frequency(byte[] a, long key, int kd, String repr, double confidence) {
         String fn = "skim_frequency";
+        if (SampleFormat.isSample(a)) {
+            return SampleEstimator.frequency(a, key, kd, confidence, fn);
+        }
         try {
             return Estimator.frequency(load(a, fn + "(a)"), key, kd, repr, confidence, fn).value;
         } catch (OutOfMemoryError e) {
@@ -116,6 +125,9 @@ public final class EstimateFunctions {
 
     /** skim_sketch_info: kind, width, depth, seed, total_weight, null_weight, nbytes. */
     public static InternalRow info(byte[] a) {
+        if (SampleFormat.isSample(a)) {
+            return SampleFunctions.info(a);
+        }
         SketchState s;
         try {
             s = load(a, "skim_sketch_info(a)");

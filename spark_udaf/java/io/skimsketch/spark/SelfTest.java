@@ -101,7 +101,9 @@ public final class SelfTest {
         unitFloats(fvirt.withExact(false), "2dbf1309af51e22c045f116708b317d8fc59d0a7317c9cdd6317cc80292368fd",
                 "SkimmedSketch.for_bytes(16384, dtype='float64', exact=False)");
         int vectors = golden();
-        System.out.println("ok " + checks + " (" + vectors + " golden estimate vectors)");
+        int samples = SampleSelfTest.golden();
+        System.out.println("ok " + checks + " (" + vectors + " golden estimate vectors) (" + samples
+                + " golden sample vectors)");
     }
 
     /** The pinned bytes of range(100) into an exact-mode sketch too small to hold it (converted to counters). */

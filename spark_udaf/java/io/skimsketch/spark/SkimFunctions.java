@@ -18,8 +18,6 @@ import org.apache.spark.sql.catalyst.expressions.IsNaN;
 import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.NamedArgumentExpression;
 import org.apache.spark.sql.catalyst.expressions.objects.StaticInvoke;
-import org.apache.spark.sql.execution.aggregate.ScalaAggregator$;
-import org.apache.spark.sql.expressions.UserDefinedAggregator;
 import org.apache.spark.sql.types.AbstractDataType;
 import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.ByteType;
@@ -89,6 +87,7 @@ public final class SkimFunctions {
                 + "positional or named",
                 new String[] {SK, "SELECT skim_sketch_agg(user_id, nbytes => 32768, seed => 7) FROM events"},
                 args -> build("skim_sketch_agg", args, false, null)));
+        out.add(entry(SampleSql.NAME, "agg_funcs", SampleSql.USAGE, SampleSql.ARGS, SampleSql.EXAMPLES, SampleSql::build));
         out.add(entry("skim_hash_sketch_agg", "agg_funcs",
                 "skim_hash_sketch_agg(key [, weight], width, depth [, seed]) - a hash (Fast-AGMS) sketch of key, "
                 + "HashSketch(width, depth, seed) (width >= " + MIN_WIDTH + "), as BINARY",
@@ -157,6 +156,7 @@ public final class SkimFunctions {
     public static String[] register(org.apache.spark.sql.classic.SparkSession spark) {
         FunctionRegistry registry = spark.sessionState().functionRegistry();
         List<String> names = new ArrayList<>();
+        SampleSql.addRule(spark); // skim_sample_agg's scale rule
         for (Tuple3<FunctionIdentifier, ExpressionInfo, Function1<Seq<Expression>, Expression>> f : all()) {
             registry.createOrReplaceTempFunction(f._1().funcName(), f._3(), "java_udf");
             names.add(f._1().funcName());
@@ -224,7 +224,7 @@ public final class SkimFunctions {
     }
 
     /** Positional arguments, then named ones ({@code name => value}), checked against the allowed names. */
-    private static final class Args {
+    static final class Args {
         final String fn;
         final List<Expression> positional = new ArrayList<>();
         final Map<String, Expression> named = new LinkedHashMap<>();
@@ -267,7 +267,7 @@ public final class SkimFunctions {
         }
     }
 
-    private static long constant(String fn, String name, Expression e) {
+    static long constant(String fn, String name, Expression e) {
         if (!e.foldable()) {
             throw error(fn + ": parameter " + name + " must be a constant, got " + e.sql());
         }
@@ -459,7 +459,7 @@ public final class SkimFunctions {
     }
 
     /** e as type t (itself when it already has that type). */
-    private static Expression castTo(Expression e, DataType t) {
+    static Expression castTo(Expression e, DataType t) {
         return e.dataType().equals(t) ? e : new Cast(e, t, Option.empty());
     }
 
@@ -480,12 +480,6 @@ public final class SkimFunctions {
         return s;
     }
 
-    private static Expression aggregate(String fn, UnionAgg agg, List<Expression> children) {
-        UserDefinedAggregator<byte[], SketchState, byte[]> uda = new UserDefinedAggregator<>(
-                agg, org.apache.spark.sql.Encoders.BINARY(), Option.apply(fn), true, true);
-        return ScalaAggregator$.MODULE$.apply(uda, seq(children));
-    }
-
     private static void requireBinary(String fn, String name, Expression e) {
         if (!(e.dataType() instanceof BinaryType || e.dataType() instanceof NullType)) {
             throw error(fn + ": " + name + " has type " + e.dataType().simpleString()
@@ -501,7 +495,7 @@ public final class SkimFunctions {
             throw error("skim_union_agg: expected one argument (sketch), got " + args.size());
         }
         requireBinary("skim_union_agg", "sketch", args.get(0));
-        return aggregate("skim_union_agg", new UnionAgg(), List.of(castTo(args.get(0), DataTypes.BinaryType)));
+        return SampleSql.unionAgg(castTo(args.get(0), DataTypes.BinaryType)); // sketches or join samples
     }
 
     private static Expression invoke(Class<?> cls, DataType type, String method, List<Expression> args) {
@@ -533,7 +527,7 @@ public final class SkimFunctions {
         if (a.positional.size() > 2) {
             throw error("skim_union: expected two arguments (a, b), got " + a.positional.size());
         }
-        return invoke(UnionAgg.class, DataTypes.BinaryType, "union", sketches("skim_union", a, 2));
+        return invoke(SampleUnionAgg.class, DataTypes.BinaryType, "union", sketches("skim_union", a, 2));
     }
 
     private static Expression info(Seq<Expression> argSeq) {

@@ -1,0 +1,194 @@
+package io.skimsketch.spark;
+
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The core's join-sample estimates (skimsketch/sample_estimate.py, JoinSample.join_size,
+ * self_join_size, frequency) on the JVM. With f, g the totals of the keys both samples kept and
+ * p = min(1, tau_f f^2, tau_g g^2), J^ = sum f g / p is unbiased; the interval is
+ * [J^ - z s, J^ + z s + M^] with s^2 the Horvitz-Thompson variance plus its largest term and M^ the
+ * missing mass of keys only one side kept. Both samples complete: exact.
+ */
+final class SampleEstimator {
+    static final String METHOD = "sample";
+
+    private SampleEstimator() {}
+
+    /** NormalDist().inv_cdf(0.5 + c / 2) = sqrt(2) erfinv(c). */
+    static double z(double c) {
+        double lo = 0.0;
+        double hi = 10.0;
+        for (int i = 0; i < 200; i++) {
+            double mid = (lo + hi) / 2;
+            if (NormalBounds.erf(mid) < c) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        return Math.sqrt(2.0) * (lo + hi) / 2;
+    }
+
+    private static void checkJoin(SampleState a, SampleState b) {
+        if (a.seed != b.seed) {
+            throw SampleState.incompatible("seed", Long.toUnsignedString(a.seed), Long.toUnsignedString(b.seed),
+                    "join");
+        }
+        int da = a.nKeys() > 0 ? a.keyDomain : 0;
+        int db = b.nKeys() > 0 ? b.keyDomain : 0;
+        if (da != 0 && db != 0 && da != db) {
+            throw SampleState.incompatible("key_domain", SampleState.domainName(da), SampleState.domainName(db), "join");
+        }
+    }
+
+    static Estimator.Est join(SampleState a, SampleState b, double confidence) {
+        checkJoin(a, b);
+        double conf = Estimator.checkConfidence(confidence);
+        return estimate(a, b, conf);
+    }
+
+    static Estimator.Est selfJoin(SampleState a, double confidence) {
+        double conf = Estimator.checkConfidence(confidence);
+        Estimator.Est e = estimate(a, a, conf);
+        if (!(e.low < 0.0)) {
+            return e;
+        }
+        return new Estimator.Est(Math.max(e.value, 0.0), 0.0, Math.max(e.high, 0.0), e.confidence, e.method);
+    }
+
+    private static Estimator.Est estimate(SampleState sa, SampleState sb, double conf) {
+        SampleState.Fin a = sa.sample();
+        SampleState.Fin b = sb.sample();
+        Map<Long, Integer> inB = new HashMap<>();
+        for (int j = 0; j < b.keys.length; j++) {
+            inB.put(b.keys[j], j);
+        }
+        boolean[] matchedA = new boolean[a.keys.length];
+        boolean[] matchedB = new boolean[b.keys.length];
+        double value = 0.0;
+        double var = 0.0;
+        double v0 = 0.0;
+        boolean exact = a.complete() && b.complete();
+        for (int i = 0; i < a.keys.length; i++) {
+            Integer j = inB.get(a.keys[i]);
+            if (j == null) {
+                continue;
+            }
+            matchedA[i] = true;
+            matchedB[j] = true;
+            double f = a.total(i);
+            double g = b.total(j);
+            if (exact) {
+                value += f * g;
+                continue;
+            }
+            double pf = a.complete() ? 1.0 : a.tau * f * f;
+            double pg = b.complete() ? 1.0 : b.tau * g * g;
+            double p = Math.min(1.0, Math.min(pf, pg));
+            double t = f * g / p;
+            value += t;
+            double v = t * t * (1.0 - p);
+            var += v;
+            if (p < 1) {
+                v0 = Math.max(v0, v);
+            }
+        }
+        if (exact) {
+            return new Estimator.Est(value, value, value, 1.0, METHOD);
+        }
+        double missing = missing(sa, a, matchedA, sb, b) + missing(sb, b, matchedB, sa, a);
+        double spread = z(conf) * Math.sqrt(var + v0);
+        return new Estimator.Est(value, value - spread, value + spread + missing, conf, METHOD);
+    }
+
+    /** Mean |total| of the keys the sample dropped. */
+    private static double droppedMean(SampleState s, SampleState.Fin f) {
+        long rest = f.nKeys - f.keys.length;
+        if (rest <= 0) {
+            return 0.0;
+        }
+        double kept = 0.0;
+        for (int i = 0; i < f.keys.length; i++) {
+            kept += Math.abs(f.total(i));
+        }
+        return Math.max(0.0, Math.abs(s.totalWeight()) - kept) / rest;
+    }
+
+    /** M^'s part on the keys a kept and b did not. */
+    private static double missing(SampleState sa, SampleState.Fin a, boolean[] matched, SampleState sb,
+                                  SampleState.Fin b) {
+        if (b.complete()) {
+            return 0.0;
+        }
+        SampleRank r = SampleRank.of(sa.seed);
+        double sum = 0.0;
+        for (int i = 0; i < a.keys.length; i++) {
+            if (matched[i] || (!sb.isFloat && r.unit(a.keys[i]) < b.tau)) {
+                continue;
+            }
+            sum += Math.abs(a.total(i));
+        }
+        return sum * droppedMean(sb, b);
+    }
+
+    /** f(key): exact for a kept key; a dropped one 0 within +- sqrt(u(key) / tau); both confidence 1. */
+    static Estimator.Est frequency(SampleState s, long key, int kd, double confidence) {
+        Estimator.checkConfidence(confidence);
+        int sd = s.nKeys() > 0 ? s.keyDomain : 0;
+        if (sd != 0 && sd != kd) {
+            throw SampleState.incompatible("key_domain", SampleState.domainName(sd), SampleState.domainName(kd),
+                    "query");
+        }
+        SampleState.Fin f = s.sample();
+        for (int i = 0; i < f.keys.length; i++) {
+            if (f.keys[i] == key) {
+                double v = f.total(i);
+                return new Estimator.Est(v, v, v, 1.0, METHOD);
+            }
+        }
+        if (f.complete()) {
+            return new Estimator.Est(0.0, 0.0, 0.0, 1.0, METHOD);
+        }
+        double bound = Math.sqrt(SampleRank.of(s.seed).unit(key) / f.tau);
+        return new Estimator.Est(0.0, -bound, bound, 1.0, METHOD);
+    }
+
+    /** The incompatibility of a sample and a sketch (the core's type check). */
+    static IncompatibleSketchError mixed(byte[] a, byte[] b, String op) {
+        return SampleState.incompatible("type", "'" + SampleFormat.typeName(a) + "'", "'" + SampleFormat.typeName(b)
+                + "'", op);
+    }
+
+    // -- on bytes (the SQL functions): a sample against a sketch is the core's incompatibility error --
+    static SampleState load(byte[] blob, String what) {
+        try {
+            return SampleFormat.decode(blob);
+        } catch (CorruptSketchError e) {
+            throw new CorruptSketchError(what + ": " + e.getMessage());
+        }
+    }
+
+    static Estimator.Est join(byte[] a, byte[] b, double confidence, String fn) {
+        if (!(SampleFormat.isSample(a) && SampleFormat.isSample(b))) {
+            throw SampleEstimator.mixed(a, b, "join");
+        }
+        return SampleEstimator.join(load(a, fn + "(a)"), load(b, fn + "(b)"), confidence);
+    }
+
+    static Estimator.Est selfJoin(byte[] a, double confidence, String fn) {
+        return SampleEstimator.selfJoin(load(a, fn + "(a)"), confidence);
+    }
+
+    static double frequency(byte[] a, long key, int kd, double confidence, String fn) {
+        return SampleEstimator.frequency(load(a, fn + "(a)"), key, kd, confidence).value;
+    }
+
+    /** skim_union(a, b) on two samples (a sample and a sketch: the core's incompatibility error). */
+    static byte[] union(byte[] a, byte[] b) {
+        if (!(SampleFormat.isSample(a) && SampleFormat.isSample(b))) {
+            throw SampleEstimator.mixed(a, b, "merge");
+        }
+        return SampleFormat.decode(a).merge(SampleFormat.decode(b)).toBytes();
+    }
+}

@@ -1,0 +1,28 @@
+package io.skimsketch.spark;
+
+import org.apache.spark.sql.types.Decimal;
+
+/**
+ * The core's per-row weight rules where Spark's SUM does the adding (SampleRule's GROUP BY of the key):
+ * a NaN weight is skipped (NULL), an infinite one is an error; a DECIMAL(p, 0) weight must fit in int64.
+ * Public static: called from generated code (StaticInvoke).
+ */
+public final class SampleWeights {
+    private SampleWeights() {}
+
+    /** A double weight: NULL for NaN (skipped), the core's error for an infinity. */
+    public static Double doubleWeight(double w) {
+        if (Double.isNaN(w)) {
+            return null;
+        }
+        if (Double.isInfinite(w)) {
+            throw new KeyTypeError("weights contain NaN or infinity");
+        }
+        return w;
+    }
+
+    /** An integral DECIMAL weight as an int64 (the core's message when it does not fit). */
+    public static long decimalWeight(Decimal w) {
+        return Keys.decimalWeight(w);
+    }
+}
