@@ -11,7 +11,7 @@ each; repetitions interleaved across cases so background load affects them alike
 * ``sketch``: ``skim_sketch_agg(k, 16384)`` (the library default sketch);
 * ``sample``: ``skim_sample_agg(k, 16384)`` (the join sample: a GROUP BY of the key under a bounded
   sample aggregate, SampleRule);
-* ``sample_raw``: ``skim_sample_agg(k, 16384)`` beside ``count(*)`` (the raw aggregate: every key's
+* ``sample_raw``: ``skim_sample_agg(k, 16384)`` beside ``avg(k)`` (the raw aggregate: every key's
   exact total in the partial buffers; what runs when the rule cannot rewrite);
 * ``tuple``: ``tuple_sketch_agg_integer(k, 1)`` (Spark's theta-style sample with exact counts), when the
   installed Spark has it.
@@ -50,7 +50,7 @@ CASES = {
     "group": "SELECT count(*) FROM (SELECT k, count(*) AS n FROM t GROUP BY k)",
     "sketch": "SELECT skim_sketch_agg(k, 16384) FROM t",
     "sample": "SELECT skim_sample_agg(k, 16384) FROM t",
-    "sample_raw": "SELECT skim_sample_agg(k, 16384), count(*) FROM t",
+    "sample_raw": "SELECT skim_sample_agg(k, 16384), avg(k) FROM t",
     "tuple": "SELECT tuple_sketch_agg_integer(k, 1) FROM t",
 }
 

@@ -98,7 +98,7 @@ class _Loader:
             if len(self._cache) > 64:
                 self._cache.clear()
             sk = load_sketch(blob, self._what)
-            if not isinstance(sk, ss.Sketch):  # the scalar functions query one-column sketches
+            if not isinstance(sk, (ss.Sketch, ss.JoinSample)):  # the scalar functions query one-column summaries
                 raise TypeError(f"{self._what}: a {type(sk).__name__} has no two-way join, frequency or info; "
                                 "a pair sketch is the middle of a chain join (skimsketch.chain_join_size)")
             self._cache[blob] = sk

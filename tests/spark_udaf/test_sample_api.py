@@ -76,3 +76,20 @@ def test_estimate_join_size_defaults_to_the_sample_and_says_so(df):
         spark_udaf.estimate_join_size(left, "kb", right, "kb", summary="histogram")
     with pytest.raises(ValueError, match="width/depth shape a sketch"):
         spark_udaf.estimate_join_size(left, "kb", right, "kb", width=64, depth=3, summary="sample")
+
+
+def test_the_python_sql_functions_answer_samples_as_the_core():
+    """The Python fallbacks of the estimate functions (no jar, or estimates='python') read samples too."""
+    from spark_udaf import sql
+
+    a = ss.JoinSample.for_bytes(1024, seed=1).update([i % 700 for i in range(3000)])
+    b = ss.JoinSample.for_bytes(1024, seed=1).update([i % 900 for i in range(2000)])
+    ab, bb = a.to_bytes(), b.to_bytes()
+    e = ss.from_bytes(ab).join_size(ss.from_bytes(bb))
+    assert sql.join_impl([ab], [bb], False) == [e.value]
+    assert sql.self_join_impl([ab], False) == [ss.from_bytes(ab).self_join_size().value]
+    info = sql.info_impl([ab])[0]
+    assert (info["kind"], info["width"], info["depth"], info["nbytes"]) == ("JoinSample", a.capacity, 1, len(ab))
+    sketch = ss.SkimmedSketch.for_bytes(4096).update([1]).to_bytes()
+    with pytest.raises(ss.IncompatibleSketchError, match=r"type differs \('JoinSample' != 'SkimmedSketch'\)"):
+        sql.join_impl([ab], [sketch], False)

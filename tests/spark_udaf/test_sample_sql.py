@@ -50,14 +50,14 @@ def _plan(spark, query: str) -> str:
 @pytest.mark.parametrize("key", ["ki", "kb", "ks", "kx"])
 def test_sql_samples_over_raw_rows_equal_the_core_in_both_plans(sspark, key):
     """Counts, integer SUMs with deletes and dyadic float SUMs (exact in any order), NULL keys and weights,
-    seven partitions: the rewritten plan (one key, bounded partials) and the raw one (beside count(*))."""
+    seven partitions: the rewritten plan (one key, bounded partials) and the raw one (beside avg)."""
     rows = _rows()
     query = (f"SELECT skim_sample_agg({key}, nbytes => 1024, seed => 3) AS c, skim_sample_agg({key}, wi, 1024, 3) "
              f"AS i, skim_sample_agg({key}, wd, 1024, 3) AS d{{extra}} FROM sample_rows")
     want = [_core(rows, key, w, lambda dt: ss.JoinSample.for_bytes(1024, 3, dtype=dt)) for w in (None, "wi", "wd")]
     assert "_skim_key" in _plan(sspark, query.format(extra=""))  # SampleRule rewrote it
-    assert "_skim_key" not in _plan(sspark, query.format(extra=", count(*) AS n"))  # the raw aggregate
-    for extra in ("", ", count(*) AS n"):
+    assert "_skim_key" not in _plan(sspark, query.format(extra=", avg(ki) AS n"))  # the raw aggregate
+    for extra in ("", ", avg(ki) AS n"):
         got = sspark.sql(query.format(extra=extra)).collect()[0]
         assert [bytes(got.c), bytes(got.i), bytes(got.d)] == want, extra
     assert ss.from_bytes(want[0]).tau < float("inf")  # the budget drops keys: the selection is exercised
@@ -73,6 +73,23 @@ def test_group_by_an_expression_gives_each_group_the_core_sample(sspark):
         part = [r for r in rows if (None if r[1] is None else int(r[1] - 3 * int(r[1] / 3))) == g]
         want = ss.JoinSample.for_bytes(1024).update([r[1] for r in part], weights=[r[4] for r in part]).to_bytes()
         assert got[g] == want, g
+
+
+def test_count_sum_min_max_beside_the_sample_keep_the_rewrite_and_their_answers(sspark):
+    q = ("SELECT kb % 3 AS g, {s}count(*) AS n, count(wi) AS nw, sum(wi) AS sw, sum(CAST(wi AS DECIMAL(9, 2))) AS sd, "
+         "min(wd) AS mn, max(ks) AS mx FROM sample_rows GROUP BY kb % 3")
+    with_sample = q.format(s="skim_sample_agg(kb, wi, 1024) AS s, ")
+    assert "_skim_key" in _plan(sspark, with_sample)
+    got = {r.g: r for r in sspark.sql(with_sample).collect()}
+    want = {r.g: r for r in sspark.sql(q.format(s="")).collect()}
+    assert set(got) == set(want)
+    rows = [r for r in _rows() if r[4] is not None]
+    for g, r in got.items():
+        assert [r.n, r.nw, r.sw, r.sd, r.mn, r.mx] == [want[g][c] for c in ("n", "nw", "sw", "sd", "mn", "mx")], g
+        part = [x for x in rows if (None if x[1] is None else int(x[1] - 3 * int(x[1] / 3))) == g]
+        assert bytes(r.s) == ss.JoinSample.for_bytes(1024).update([x[1] for x in part],
+                                                                  weights=[x[4] for x in part]).to_bytes()
+    assert sspark.sql("SELECT skim_sample_agg(id) AS s, count(*) AS n FROM range(0)").collect()[0].n == 0
 
 
 def test_double_keys_decimal_weights_zero_rows_and_errors(sspark):

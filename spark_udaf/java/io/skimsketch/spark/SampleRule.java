@@ -6,6 +6,8 @@ import java.util.List;
 import java.util.Map;
 import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.Cast;
+import org.apache.spark.sql.catalyst.expressions.Coalesce;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
@@ -16,6 +18,8 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression;
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction;
 import org.apache.spark.sql.catalyst.expressions.aggregate.Complete$;
 import org.apache.spark.sql.catalyst.expressions.aggregate.Count;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Max;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Min;
 import org.apache.spark.sql.catalyst.expressions.aggregate.Sum;
 import org.apache.spark.sql.catalyst.expressions.objects.StaticInvoke;
 import org.apache.spark.sql.catalyst.plans.logical.Aggregate;
@@ -43,8 +47,10 @@ import scala.runtime.AbstractFunction1;
  * (ANSI overflow check, whatever spark.sql.ansi.enabled says), float64 for floats (NaN weights skipped,
  * infinities the core's error), DECIMAL(p, 0) weights checked to fit int64 per row. NULL weights are
  * skipped by SUM (a key with only NULL weights has a NULL total: not in the table); NULL keys form one
- * group whose total is the null weight. Aggregates it cannot rewrite (other aggregate functions beside
- * it, DISTINCT or FILTER, several keys, non-deterministic expressions) keep the raw form, exact but
+ * group whose total is the null weight. COUNT, SUM, MIN and MAX beside the samples are computed per
+ * (group, key) in the inner aggregate and combined in the outer one (a SUM of the counts, a SUM cast
+ * back to its type, a MIN of the minima). Aggregates it cannot rewrite (other aggregate functions,
+ * DISTINCT or FILTER, several keys, non-deterministic expressions) keep the raw form, exact but
  * holding every key's total in memory; so does a streaming aggregate (Spark runs one streaming
  * aggregation per query, and a stream is what the sketches are for).
  */
@@ -106,6 +112,28 @@ public final class SampleRule extends Rule<LogicalPlan> {
         return new Sum(w, NumericEvalContext$.MODULE$.apply(EvalMode$.MODULE$.ANSI(), false));
     }
 
+    /** Aggregates that combine exactly from their per-(group, key) parts: COUNT, SUM, MIN, MAX. */
+    private static boolean decomposable(AggregateFunction f) {
+        return f instanceof Count || f instanceof Sum || f instanceof Min || f instanceof Max;
+    }
+
+    /** The outer aggregate of a decomposable one over its per-(group, key) parts, with its original type. */
+    private static Expression combined(AggregateExpression ae, Attribute part) {
+        AggregateFunction f = ae.aggregateFunction();
+        if (f instanceof Min) {
+            return complete(new Min(part), ae);
+        }
+        if (f instanceof Max) {
+            return complete(new Max(part), ae);
+        }
+        Expression sum = complete(new Sum(part, NumericEvalContext$.MODULE$.apply(EvalMode$.MODULE$.ANSI(), false)),
+                ae);
+        if (f instanceof Count) { // a count over no rows is 0, a sum over none NULL
+            return new Coalesce(SampleSql.seq(List.of(sum, Literal.create(0L, DataTypes.LongType))));
+        }
+        return sum.dataType().equals(ae.dataType()) ? sum : new Cast(sum, ae.dataType(), Option.empty());
+    }
+
     static LogicalPlan rewrite(Aggregate agg) {
         if (agg.isStreaming()) {
             return agg; // one streaming aggregation per query: the raw form keeps exact totals in the state
@@ -116,8 +144,14 @@ public final class SampleRule extends Rule<LogicalPlan> {
         }
         Expression key = null;
         for (AggregateExpression ae : aes) {
-            if (!(ae.aggregateFunction() instanceof SampleAggregate) || ae.isDistinct() || ae.filter().isDefined()) {
+            if (ae.isDistinct() || ae.filter().isDefined()) {
                 return agg;
+            }
+            if (!(ae.aggregateFunction() instanceof SampleAggregate)) {
+                if (!decomposable(ae.aggregateFunction())) {
+                    return agg;
+                }
+                continue;
             }
             SampleAggregate sa = (SampleAggregate) ae.aggregateFunction();
             if (sa.isTotals()) {
@@ -129,7 +163,7 @@ public final class SampleRule extends Rule<LogicalPlan> {
                 return agg;
             }
         }
-        if (!key.deterministic()) {
+        if (key == null || !key.deterministic()) {
             return agg;
         }
         List<Expression> groups = SampleSql.list(agg.groupingExpressions());
@@ -156,6 +190,12 @@ public final class SampleRule extends Rule<LogicalPlan> {
         Map<AggregateExpression, Expression> swap = new LinkedHashMap<>();
         for (AggregateExpression ae : aes) {
             if (swap.containsKey(ae)) {
+                continue;
+            }
+            if (!(ae.aggregateFunction() instanceof SampleAggregate)) { // COUNT/SUM/MIN/MAX beside the samples
+                Alias part = alias(complete(ae.aggregateFunction(), null), "_skim_part" + swap.size());
+                innerOut.add(part);
+                swap.put(ae, combined(ae, part.toAttribute()));
                 continue;
             }
             SampleAggregate sa = (SampleAggregate) ae.aggregateFunction();
