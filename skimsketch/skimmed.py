@@ -62,7 +62,6 @@ from .keys import canonicalize
 from .hierarchy import LEVELS, MAX_HIER_DEPTH, MAX_LG, MIN_HIER_DEPTH, MIN_LG, hierarchy
 from .skimdense import (
     BUDGET,
-    COMPLETE,
     MAX_SCAN_DOMAIN,
     Candidates,
     DenseResult,
@@ -771,13 +770,16 @@ class SkimmedSketch(HashSketch):
         return math.sqrt(max(var, 0.0) / (1 << self._virtual_lg))
 
     def _incomplete(self, other, a: SkimResult, b: SkimResult) -> float:
-        """``sqrt(COMPLETE F2(f) F2(g))`` when a side's skim was taken as complete, else 0: such a
-        skim may leave up to ``COMPLETE`` of its counters' F2 unexplained (a light key missed and
-        absorbed by the fit, which the residual no longer shows), and by Cauchy-Schwarz that part's
-        product with the other side is at most this."""
-        if not (a.complete or b.complete):
-            return 0.0
-        return math.sqrt(COMPLETE * f2_bound(self.self_join_tables()) * f2_bound(other.self_join_tables()))
+        """For each side whose skim was taken as complete, ``sqrt(F2(residual) F2(other side))``
+        (Cauchy-Schwarz on what that skim left unexplained): such a skim may have missed a light
+        key that the fit absorbed, so the residual terms no longer show it (errors ~1e-5 of the
+        join missed intervals of that width); 0 for a skim that is not complete."""
+        out = 0.0
+        for res, side in ((a, other), (b, self)):
+            if res.complete:
+                out += math.sqrt(float(np.mean(row_dots(res.residual, res.residual)))
+                                 * f2_bound(side.self_join_tables()))
+        return out
 
     def _doubtful(self, res: SkimResult):
         """(mask of the dense keys a report would not name, (depth, width) sketch of those keys)."""

@@ -187,3 +187,21 @@ def test_every_path_gains_at_least_2x_on_zipf_1_5_over_many_seeds(path):
     ours, theirs, _, coverage = compare(path, zipf, 16380, range(40))
     assert ours <= 0.5 * theirs, (ours, theirs)
     assert coverage >= 0.85
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_kept_share_of_f2_depends_on_depth(seed):
+    # flat correlated data at 64 KB: the bounded d=3 skim holds 0.77-0.85 of the F2 and is kept
+    # (it gains), the d=2 one holds 0.73-0.80 and is dropped (measured 1.39x worse than none)
+    from skimsketch.skimdense import MIN_DENSE_SHARE, MIN_DENSE_SHARE_DEPTH_2
+
+    ids, f, _ = flat_corr(seed)
+    for depth, kept in ((3, True), (2, False)):
+        sk = ss.SkimmedSketch(65532 // (COUNTER * depth), depth, 500 + seed, domain=3800).update(ids, weights=f)
+        res = sk.skim()
+        c = sk.counters.astype(float)
+        assert (len(res.keys) > 0) == kept, depth
+        if kept:
+            assert float(res.values @ res.values) >= MIN_DENSE_SHARE * float(np.mean(row_dots(c, c)))
+        else:
+            assert np.array_equal(res.residual, c) and MIN_DENSE_SHARE_DEPTH_2 == 0.9

@@ -76,11 +76,14 @@ final class SkimDense {
 
     /** skimdense.MIN_DENSE_SHARE: the share of the counters' F2 a kept skim's dense keys hold at least. */
     static final double MIN_DENSE_SHARE = 0.65;
+    /** skimdense.MIN_DENSE_SHARE_DEPTH_2: the same at depth 2. */
+    static final double MIN_DENSE_SHARE_DEPTH_2 = 0.9;
 
     /** skimdense.justified: r, or no skim when its dense keys hold under MIN_DENSE_SHARE of the counters' F2. */
     static Result justified(Result r, double[][] counters) {
         double f2 = Sums.mean(Sums.rowDots(counters, counters));
-        if (r.keys.length == 0 || Sums.dot(r.values, r.values) >= MIN_DENSE_SHARE * f2) {
+        double share = counters.length == 2 ? MIN_DENSE_SHARE_DEPTH_2 : MIN_DENSE_SHARE;
+        if (r.keys.length == 0 || Sums.dot(r.values, r.values) >= share * f2) {
             return r;
         }
         double[][] residual = new double[counters.length][];

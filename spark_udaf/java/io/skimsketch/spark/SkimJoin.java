@@ -98,13 +98,18 @@ final class SkimJoin {
         return out;
     }
 
-    /** _incomplete: sqrt(COMPLETE F2(f) F2(g)) when a side's skim was taken as complete, else 0. */
+    /** _incomplete: sqrt(F2(residual) F2(other side)) for each side whose skim was taken as complete. */
     static double incomplete(SketchState sa, SketchState sb, Skim a, Skim b) {
-        if (!(a.complete || b.complete)) {
-            return 0.0;
+        double out = 0.0;
+        if (a.complete) {
+            out += Math.sqrt(Sums.mean(Sums.rowDots(a.residual, a.residual))
+                    * Estimator.f2Bound(Estimator.selfTables(sb)));
         }
-        return Math.sqrt(SkimDense.COMPLETE * Estimator.f2Bound(Estimator.selfTables(sa))
-                * Estimator.f2Bound(Estimator.selfTables(sb)));
+        if (b.complete) {
+            out += Math.sqrt(Sums.mean(Sums.rowDots(b.residual, b.residual))
+                    * Estimator.f2Bound(Estimator.selfTables(sa)));
+        }
+        return out;
     }
 
     /** _virtual_sd: the deviation of the virtual ids' collision terms (0 outside the virtual layout). */
