@@ -21,6 +21,8 @@ __all__ = ["DEFAULT_NBYTES", "KEY_TYPES", "MIN_NBYTES", "MIN_WIDTH", "WEIGHT_TYP
 #: The smallest width the SQL builders accept (the native ones' too: SkimFunctions.java); the smallest
 #: byte budget is the library's one, :data:`skimsketch.sizing.MIN_NBYTES`.
 MIN_WIDTH = 16
+#: The most counters (width * depth) a SQL builder holds (SkimFunctions.MAX_COUNTERS): 1 GiB as int64.
+MAX_COUNTERS = 1 << 27
 #: skim_sketch_agg's byte budget when none is given (SkimFunctions.DEFAULT_NBYTES).
 DEFAULT_NBYTES = 16384
 
@@ -184,10 +186,14 @@ def _required(fn: str, c: dict, name: str, sig: str) -> int:
     return _int_param(fn, name, c[name])
 
 
-def _min_width(fn: str, width: int) -> None:
+def _check_shape(fn: str, width: int, depth: int) -> None:
+    """The SQL builders' shape limits, worded as the native ones (SkimFunctions.java)."""
     if width < MIN_WIDTH:
         raise ValueError(f"{fn}: width must be at least {MIN_WIDTH} (narrower tables' errors swamp their estimates), "
                          f"got {width}")
+    if width * depth > MAX_COUNTERS:
+        raise ValueError(f"{fn}: width * depth must be at most {MAX_COUNTERS} counters in SQL (int64 in memory, in one "
+                         f"BINARY value), got {width} * {depth} = {width * depth}: give a smaller width or depth")
 
 
 def _made(fn: str, make):
@@ -227,7 +233,7 @@ def _sketch_of(fn: str, hash_kind: bool, weight, pos: list, named: dict):
         c = with_positional(fn, named, pos, ("width", "depth", "seed"))
         width, depth = (_required(fn, c, p, sig) for p in ("width", "depth"))
         seed = _int_param(fn, "seed", c["seed"]) if "seed" in c else 0
-        _min_width(fn, width)
+        _check_shape(fn, width, depth)
         return _made(fn, lambda: ss.HashSketch(width=width, depth=depth, seed=seed, dtype=dtype))
     if n == 3 or "width" in named or "depth" in named:
         if n not in (0, 3):
@@ -239,7 +245,7 @@ def _sketch_of(fn: str, hash_kind: bool, weight, pos: list, named: dict):
         sig = "(key [, weight], width, depth, seed)"
         width, depth = (_required(fn, c, p, sig) for p in ("width", "depth"))
         seed = _int_param(fn, "seed", c["seed"]) if "seed" in c else 0
-        _min_width(fn, width)
+        _check_shape(fn, width, depth)
         return _made(fn, lambda: ss.SkimmedSketch(width=width, depth=depth, seed=seed, dtype=dtype))
     if n > 2:
         raise _Arity(f"{fn}: expected (key [, weight] [, nbytes [, seed] | width, depth, seed]), got {n} "

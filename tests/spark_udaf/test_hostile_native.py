@@ -184,10 +184,13 @@ def test_budget_too_large_is_refused_alike_in_core_native_and_python_sql(nspark,
     assert ss.SkimmedSketch.for_bytes(335544415).width == 2**24  # the top of the range is valid
 
 
-def test_a_hash_shape_beyond_a_jvm_array_is_refused_naming_width_and_depth(nspark):
-    with pytest.raises(Exception, match=r"skim_hash_sketch_agg\W.*width \* depth must be at most 134217728 "
+@pytest.mark.parametrize("fn", ["skim_hash_sketch_agg", "py_skim_hash_sketch_agg", "skim_sketch_agg",
+                                "py_skim_sketch_agg"])
+def test_a_hash_shape_beyond_a_jvm_array_is_refused_naming_width_and_depth(nspark, fn):
+    # the Python builders refuse it with the same words (they would have allocated 32 GB of counters)
+    with pytest.raises(Exception, match=r"skim_(hash_)?sketch_agg\W.*width \* depth must be at most 134217728 "
                                         r"counters in SQL .*got 16777216 \* 255 = 4278190080: give a smaller width"):
-        nspark.sql("SELECT skim_hash_sketch_agg(id, 16777216, 255) FROM range(3)").collect()
+        nspark.sql(f"SELECT {fn}(id, 16777216, 255, 0) FROM range(3)").collect()
 
 
 # -- 10. a template holding data is refused, as the Python builders refuse it ------------------------
