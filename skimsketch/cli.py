@@ -35,7 +35,7 @@ from .errors import KeyDomainError, SketchError
 from .hash_sketch import HashSketch
 from .sample import JoinSample
 from .serde import from_bytes
-from .sizing import MIN_NBYTES, check_nbytes
+from .sizing import MIN_NBYTES, check_nbytes, check_width
 from .skimmed import SkimmedSketch
 
 __all__ = ["estimate_label", "format_confidence", "format_number", "main"]
@@ -107,14 +107,14 @@ def _template(a):
         if a.width is not None:
             raise CliError("--width/--depth apply to sketches, not --kind sample: give --nbytes")
         try:
-            return JoinSample.for_bytes(DEFAULT_NBYTES if a.nbytes is None else a.nbytes, seed=a.seed,
+            return JoinSample.for_bytes(DEFAULT_NBYTES if a.nbytes is None else check_nbytes(a.nbytes), seed=a.seed,
                                         dtype="int64" if a.weight is None else "float64")
         except (TypeError, ValueError) as e:
             raise CliError(f"cannot build the sample: {e}") from None
     params = {"domain": a.domain} if cls is SkimmedSketch else {}
     try:
         if a.width is not None:
-            count = cls(a.width, a.depth, a.seed, **params)
+            count = cls(check_width(a.width), a.depth, a.seed, **params)
         else:
             count = cls.for_bytes(DEFAULT_NBYTES if a.nbytes is None else check_nbytes(a.nbytes), seed=a.seed, **params)
     except (TypeError, ValueError) as e:

@@ -129,3 +129,23 @@ def check_nbytes(nbytes) -> int:
         raise ValueError(f"nbytes must be at least {MIN_NBYTES} (smaller sketches' errors swamp their estimates), "
                          f"got {int(nbytes)}")
     return int(nbytes)
+
+
+#: The narrowest table the user-facing interfaces accept (the CLI's ``--width``, SQL's ``width``, and the
+#: JVM's SkimFunctions.MIN_WIDTH); the constructors go lower.
+MIN_WIDTH = 16
+__all__ += ["MIN_WIDTH", "check_width"]
+
+
+def check_width(width) -> int:
+    """A user's explicit width, at least :data:`MIN_WIDTH` -> ValueError with one message for every interface.
+
+    >>> check_width(8)
+    Traceback (most recent call last):
+    ...
+    ValueError: width must be at least 16 (narrower tables' errors swamp their estimates), got 8
+    """
+    if width < MIN_WIDTH:
+        raise ValueError(f"width must be at least {MIN_WIDTH} (narrower tables' errors swamp their estimates), "
+                         f"got {width}")
+    return width

@@ -129,7 +129,8 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
     if sketch is None:
         floats = any(w is not None and _fractional(df, w) for df, w in ((left, lweight), (right, rweight)))
         dtype = "float64" if floats else "int64"
-        template = ss.JoinSample.for_bytes(nbytes or DEFAULT_NBYTES, seed or 0, dtype) if use_sample \
+        template = ss.JoinSample.for_bytes(DEFAULT_NBYTES if nbytes is None else check_nbytes(nbytes), seed or 0,
+                                           dtype) if use_sample \
             else default_sketch(nbytes, width, depth, seed or 0, dtype)
     elif (nbytes, width, depth, seed) != (None, None, None, None):
         raise ValueError("give either a template sketch or nbytes/width/depth/seed (the template has its own), "

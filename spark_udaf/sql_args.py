@@ -12,15 +12,12 @@ takes the one reading that gives a valid call, and refuses the call, naming
 from __future__ import annotations
 
 import skimsketch as ss
-from skimsketch.sizing import MIN_NBYTES, check_nbytes
+from skimsketch.sizing import MIN_NBYTES, MIN_WIDTH, check_nbytes, check_width
 
 __all__ = ["DEFAULT_NBYTES", "KEY_TYPES", "MIN_NBYTES", "MIN_WIDTH", "WEIGHT_TYPES", "NotConstant", "check_key_array",
            "confidence_arg", "constant", "named_args", "require_binary", "sketch_agg_spec", "sketch_args", "sql_type",
            "weight_dtype", "with_positional"]
 
-#: The smallest width the SQL builders accept (the native ones' too: SkimFunctions.java); the smallest
-#: byte budget is the library's one, :data:`skimsketch.sizing.MIN_NBYTES`.
-MIN_WIDTH = 16
 #: The most counters (width * depth) a SQL builder holds (SkimFunctions.MAX_COUNTERS): 1 GiB as int64.
 MAX_COUNTERS = 1 << 27
 #: skim_sketch_agg's byte budget when none is given (SkimFunctions.DEFAULT_NBYTES).
@@ -188,9 +185,10 @@ def _required(fn: str, c: dict, name: str, sig: str) -> int:
 
 def _check_shape(fn: str, width: int, depth: int) -> None:
     """The SQL builders' shape limits, worded as the native ones (SkimFunctions.java)."""
-    if width < MIN_WIDTH:
-        raise ValueError(f"{fn}: width must be at least {MIN_WIDTH} (narrower tables' errors swamp their estimates), "
-                         f"got {width}")
+    try:
+        check_width(width)
+    except ValueError as e:
+        raise ValueError(f"{fn}: {e}") from None
     if width * depth > MAX_COUNTERS:
         raise ValueError(f"{fn}: width * depth must be at most {MAX_COUNTERS} counters in SQL (int64 in memory, in one "
                          f"BINARY value), got {width} * {depth} = {width * depth}: give a smaller width or depth")

@@ -45,7 +45,7 @@ def test_sample_errors_are_one_line(tmp_path, capsys):
     assert "--width/--depth apply to sketches, not --kind sample" in capsys.readouterr().err
     assert main(["sketch", str(tmp_path / "t.parquet"), "-c", "k", "--kind", "sample", "--nbytes", "100",
                  "-o", str(tmp_path / "x")]) == 2
-    assert "cannot build the sample: nbytes" in capsys.readouterr().err
+    assert "cannot build the sample: nbytes must be at least 1024" in capsys.readouterr().err
     (tmp_path / "s.smp").write_bytes(ss.JoinSample.for_bytes(512).update([1, 2]).to_bytes())
     (tmp_path / "h.sks").write_bytes(ss.HashSketch(16, 2).update([1, 2]).to_bytes())
     assert main(["estimate", str(tmp_path / "s.smp"), str(tmp_path / "h.sks")]) == 2

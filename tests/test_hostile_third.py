@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 import skimsketch as ss
-from skimsketch.sizing import check_nbytes
+from skimsketch.sizing import check_nbytes, check_width
 from skimsketch.stream import ExactWindowedJoin, WindowedJoin
 from tests.test_hostile_inputs import _agree, _cli, _outcome
 
@@ -244,6 +244,18 @@ def test_one_smallest_budget_in_the_cli_and_the_core_check(nbytes, error, tmp_pa
     outcomes = {"core check": _outcome(lambda: ss.SkimmedSketch.for_bytes(
                     check_nbytes(nbytes)).update(np.arange(50)).to_bytes()),
                 "cli": _outcome(lambda: _cli_sketch([path], tmp_path / "o.sks", "-c", "k", "--nbytes", nbytes))}
+    _agree(outcomes, error)
+
+
+@pytest.mark.parametrize("width, error", [(8, r"width must be at least 16 \(narrower tables' errors swamp their "
+                                                r"estimates\), got 8"), (16, None)])
+def test_one_narrowest_width_in_the_cli_and_the_core_check(width, error, tmp_path):
+    # the CLI took --width 8 where SQL refuses anything under 16 (SkimFunctions.MIN_WIDTH; Spark: test_sql_surface)
+    path = tmp_path / "k.parquet"
+    pq.write_table(pa.table({"k": np.arange(50)}), path)
+    outcomes = {"core check": _outcome(lambda: ss.HashSketch(check_width(width), 3, 0).update(np.arange(50)).to_bytes()),
+                "cli": _outcome(lambda: _cli_sketch([path], tmp_path / "o.sks", "-c", "k", "--kind", "hash",
+                                                    "--width", width, "--depth", 3))}
     _agree(outcomes, error)
 
 
