@@ -98,8 +98,14 @@ SLOW = pytest.mark.slow
                                                   ("wdec0", 1024)))])
 def test_sum_over_the_join_is_the_same_on_every_path(tables, weight, nbytes):
     a, b = tables
-    native_ = spark_udaf.estimate_join_size(a, "k", b, "k", lweight=weight, nbytes=nbytes, path="native")
-    python_ = spark_udaf.estimate_join_size(a, "k", b, "k", lweight=weight, nbytes=nbytes, path="python")
+    native_, python_ = (spark_udaf.estimate_join_size(a, "k", b, "k", lweight=weight, nbytes=nbytes, path=p,
+                                                      summary="sketch") for p in ("native", "python"))
+    # the join sample (estimate_join_size's default summary) takes the same SUM on both paths
+    samples = [spark_udaf.estimate_join_size(a, "k", b, "k", lweight=weight, nbytes=nbytes, path=p)
+               for p in ("native", "python")]
+    assert [(e.value, e.low, e.high, e.method) for e in samples][0] == \
+        [(e.value, e.low, e.high, e.method) for e in samples][1]
+    assert samples[0].method == "sample" and [e.detail["build_path"] for e in samples] == ["native", "python"]
     t = default_sketch(nbytes, dtype="float64" if _float_weight(weight) else "int64")
     core = _core(a, t, weight).join_size(_core(b, t))
     assert native_.detail["build_path"] == "native" and python_.detail["build_path"] == "python"

@@ -100,10 +100,6 @@ final class SampleSql {
                 : SkimFunctions.DEFAULT_NBYTES;
         long seed = c.containsKey("seed") ? SkimFunctions.constant(fn, "seed", c.get("seed"))
                 : SkimFunctions.DEFAULT_SEED;
-        if (nbytes < SkimFunctions.MIN_NBYTES) {  // one smallest budget for every summary (skimsketch.sizing)
-            throw SkimFunctions.error(fn + ": nbytes must be at least " + SkimFunctions.MIN_NBYTES
-                    + " (smaller sketches' errors swamp their estimates), got " + nbytes);
-        }
         int m;
         try {
             m = SampleState.capacity(fn, nbytes, isFloat);
