@@ -407,6 +407,13 @@ def test_float_keys_past_float32s_integers_everywhere(spark, value, error):
             df, "k", template.empty_like(), path="native").to_bytes(),)])
     outcomes.update(_both_sql(spark, "SELECT skim_hash_sketch_agg(k, 64, 3, 1) AS s FROM hostile3_floats"))
     _agree(outcomes, error)
+    if native.loaded(spark):  # the join sample keeps FLOAT keys float32 too, with and without the GROUP BY rewrite
+        sample = ss.JoinSample.for_bytes(4096, seed=1)
+        samples = {"core": _outcome(lambda: [(sample.empty_like().update(df.toArrow().column("k")).to_bytes(),)])}
+        for name, q in (("sample sql", "SELECT skim_sample_agg(k, 4096, 1) AS s FROM hostile3_floats"),
+                        ("sample sql, raw", "SELECT skim_sample_agg(k, 4096, 1) AS s, avg(k) AS a FROM hostile3_floats")):
+            samples[name] = _outcome(lambda q=q: [(bytes(r.s),) for r in spark.sql(q).collect()])
+        _agree(samples, error)
     exact = {"core": _outcome(lambda: ss.exact_self_join_size(df.toArrow().column("k"))),
              "spark api": _outcome(lambda: spark_udaf.exact_self_join_size(df, "k"))}
     _agree(exact, error and r"float32 key .*below 2\*\*24 in magnitude")

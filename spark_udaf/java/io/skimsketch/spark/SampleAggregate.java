@@ -103,6 +103,9 @@ public final class SampleAggregate extends TypedImperativeAggregate<SampleState>
         if (k instanceof Double) {
             return Keys.doubleKey((Double) k);
         }
+        if (k instanceof Float) {
+            return Keys.floatKey((Float) k);
+        }
         return bytesKeys ? Hashing.fingerprint64((byte[]) k) : (Long) k;
     }
 

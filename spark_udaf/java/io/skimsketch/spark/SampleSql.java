@@ -20,7 +20,6 @@ import org.apache.spark.sql.types.IntegerType;
 import org.apache.spark.sql.types.LongType;
 import org.apache.spark.sql.types.NullType;
 import org.apache.spark.sql.types.ShortType;
-import org.apache.spark.sql.types.StringType;
 import scala.Option;
 import scala.collection.immutable.Seq;
 import scala.jdk.javaapi.CollectionConverters;
@@ -70,15 +69,8 @@ final class SampleSql {
             throw SkimFunctions.error(fn + ": expected (key [, weight] [, nbytes [, seed]]), got " + args.size()
                     + " constant parameters");
         }
-        DataType kt = key.dataType();
-        boolean bytesKeys = kt instanceof StringType || kt instanceof BinaryType;
-        DataType keyAs = bytesKeys ? DataTypes.BinaryType : kt instanceof FloatType || kt instanceof DoubleType
-                ? DataTypes.DoubleType : DataTypes.LongType;
-        if (!bytesKeys && !(kt instanceof FloatType || kt instanceof DoubleType || integral(kt))) {
-            throw SkimFunctions.error(fn + ": key has type " + kt.simpleString() + "; supported key types are "
-                    + "tinyint, smallint, int, bigint, float, double (integral values), string, binary (cast it, e.g. "
-                    + "CAST(key AS BIGINT) or CAST(key AS STRING))");
-        }
+        DataType keyAs = SkimFunctions.keyAs(fn, key.dataType());  // FLOAT keys stay float32: Keys.floatKey's limit
+        boolean bytesKeys = keyAs instanceof BinaryType;
         boolean isFloat = false;
         DataType weightAs = DataTypes.LongType;
         if (weight != null) {

@@ -344,23 +344,8 @@ public final class SkimFunctions {
         if (weight == null && !args.isEmpty() && !args.get(0).foldable()) {
             weight = args.remove(0);
         }
-        DataType kt = key.dataType();
-        boolean bytesKeys;
-        DataType keyAs;
-        if (kt instanceof StringType || kt instanceof BinaryType) {
-            bytesKeys = true;
-            keyAs = DataTypes.BinaryType;
-        } else if (kt instanceof ByteType || kt instanceof ShortType || kt instanceof IntegerType
-                || kt instanceof LongType || kt instanceof NullType) {
-            bytesKeys = false;
-            keyAs = DataTypes.LongType;
-        } else if (kt instanceof FloatType || kt instanceof DoubleType) {
-            bytesKeys = false;
-            keyAs = kt; // integral values below 2^53 (2^24 for FLOAT), checked per row (Keys.doubleKey/floatKey)
-        } else {
-            throw error(fn + ": key has type " + kt.simpleString() + "; supported key types are " + KEY_TYPES
-                    + " (cast it, e.g. CAST(key AS BIGINT) or CAST(key AS STRING))");
-        }
+        DataType keyAs = keyAs(fn, key.dataType());
+        boolean bytesKeys = keyAs instanceof BinaryType;
         boolean isFloat = false;
         DataType weightAs = DataTypes.LongType;
         if (weight != null) {
@@ -485,6 +470,24 @@ public final class SkimFunctions {
             throw error(fn + ": " + name + " has type " + e.dataType().simpleString()
                     + "; it must be BINARY sketch bytes (from skim_sketch_agg, skim_hash_sketch_agg, skim_union_agg)");
         }
+    }
+
+    /** The type a builder reads a key column as: BINARY for strings and binary (hashed through fingerprint64),
+     * BIGINT for integers, and FLOAT/DOUBLE as they are (integral values below 2^24/2^53, checked per row by
+     * Keys.floatKey/doubleKey); another type is refused naming the supported ones. */
+    static DataType keyAs(String fn, DataType kt) {
+        if (kt instanceof StringType || kt instanceof BinaryType) {
+            return DataTypes.BinaryType;
+        }
+        if (kt instanceof ByteType || kt instanceof ShortType || kt instanceof IntegerType || kt instanceof LongType
+                || kt instanceof NullType) {
+            return DataTypes.LongType;
+        }
+        if (kt instanceof FloatType || kt instanceof DoubleType) {
+            return kt;
+        }
+        throw error(fn + ": key has type " + kt.simpleString() + "; supported key types are " + KEY_TYPES
+                + " (cast it, e.g. CAST(key AS BIGINT) or CAST(key AS STRING))");
     }
 
     private static Expression unionAgg(Seq<Expression> argSeq) {
