@@ -365,3 +365,51 @@ def test_golden_blobs_are_written_and_read_unchanged(name):
 
 def test_golden_estimate_vectors_are_the_core_answers():
     assert sample_golden.TSV.read_text().splitlines()[1:] == sample_golden.lines()
+
+
+def test_golden_merged_pieces_are_the_whole_sample_and_the_piece_exceeds_its_budget():
+    merged = sample_golden.path("merged_pieces").read_bytes()
+    whole = ss.JoinSample.for_bytes(300, seed=42).update(sample_golden._zipf(1, 5000, 2000))
+    assert merged == whole.to_bytes()
+    piece = ss.from_bytes(sample_golden.path("piece").read_bytes())
+    assert piece.partition == ((1,), 3) and len(piece.sample_items()[0]) == sample_max_entries(300)
+    assert len(sample_golden.path("piece").read_bytes()) > 300
+
+
+def _close(want: str, got: str) -> bool:
+    w, g = want.split(" "), got.split(" ")
+    return len(w) == len(g) and all(a == b or abs(float(a) - float(b)) <= 1e-9 * max(abs(float(a)), abs(float(b)))
+                                    for a, b in zip(w, g))
+
+
+def test_layout1_golden_vectors_still_read_with_their_answers():
+    """The previous release's blobs (frozen): every answer but ``info`` is unchanged (within 1e-9 relative:
+    the sums run in fingerprint order now); ``info`` names the budget 100 + 12 m and the layout-2 size; the
+    partial piece is refused."""
+    checked = 0
+    for f, got in sample_golden.legacy_answers():
+        op, a, b, want = f[0], f[2], f[3], f[5]
+        if "piece" in (a, b):
+            assert got == ("!CorruptSketchError a layout-1 partial join sample cannot be read by this version: "
+                           "rebuild the pieces"), (f, got)
+        elif op == "info":
+            blob = sample_golden.legacy_path(a).read_bytes()
+            m = struct.unpack_from("<I", blob, 8)[0]
+            w = want.split(" ")
+            w[1], w[6] = str(100 + 12 * m), str(len(ss.from_bytes(blob).to_bytes()))
+            assert got == " ".join(w), (f, got)
+        else:
+            assert want == got or _close(want, got), (f, got)
+            checked += 1
+    assert checked >= 40
+
+
+def test_a_converted_layout1_sample_keeps_its_entries_and_re_reads_as_layout2():
+    old = sample_golden.legacy_path("zipf").read_bytes()
+    s = ss.from_bytes(old)
+    m, n = struct.unpack_from("<I", old, 8)[0], struct.unpack_from("<I", old, 64 + 8)[0]
+    assert s.budget == 100 + 12 * m and len(s.sample_items()[0]) == n and s.tau == struct.unpack_from("<d", old, 80)[0]
+    new = s.to_bytes()
+    assert new[64 + 4] == 2 and len(new) <= s.budget and ss.from_bytes(new).to_bytes() == new
+    keys = np.frombuffer(old, "<i8", n, 64 + 32)
+    assert sorted(s.sample_items()[0].tolist()) == sorted(fingerprints(keys, 42).tolist())
