@@ -81,7 +81,7 @@ def test_known_bytes():
     (b"", 0, 3, "no entries"),
     (b"\x00", 0, 0, "no entries"),
     (b"\xc0" + b"\x00" * 6, 1, 51, "at or above 2\\*\\*52"),  # q = 2, r = 51: d = 2**52
-    (int(("110" + "0" * 50) * 2 + "00", 2).to_bytes(14, "big"), 2, 50, "at or above 2\\*\\*52"),  # 2**51, 2**52 + 1
+    (int(("110" + "0" * 50) * 2 + "0" * 6, 2).to_bytes(14, "big"), 2, 50, "at or above 2\\*\\*52"),  # 2**51, 2**52 + 1
 ])
 def test_fingerprint_section_refusals(section, n, r, msg):
     with pytest.raises(CorruptSketchError, match=msg):
