@@ -126,37 +126,39 @@ finiteness, the integer weights' sum against the total weight, and the empty
 flag; the sketch checks the capacity and its key domain.
 
 Kind 5, the join sample (:mod:`skimsketch.sample`; version 4 only) has no counters.
-Header: width = the capacity m (4 <= m <= 2**26), depth 1, domain 0, kind parameter
-0.0, flags bit0 (empty: no key with a non-zero total and a zero null weight) and bit2
-(float totals) only, counter type 3 (int32 totals), 1 (int64) or 2 (float64), the key
-domain, and the total and null weights of the whole table (every key, kept or not). Its
-extension, offsets relative to the extension::
+Header: width = the byte budget B (148 <= B <= 2**30; layout 1: the capacity m), depth 1,
+domain 0, kind parameter 0.0, flags bit0 (empty: no fingerprint with a non-zero total and a
+zero null weight) and bit2 (float totals) only, counter type 1 (integer totals) or 2
+(float64), the key domain, and the total and null weights of the whole table (every key,
+kept or not). Its extension (layout 2), offsets relative to the extension::
 
     offset size field
     0      4    magic b"SMPL"
-    4      1    layout version (1)
+    4      1    layout version (2; layout 1 is read, see below)
     5      1    flags: bit0 partial (a piece of a key-hash partitioning: a bitmap follows)
     6      2    reserved, zero
     8      4    n entries (u32)
     12     4    partition count P (u32): 1 for a whole sample, 2..4096 for a partial one
-    16     8    tau (f64): the (n+1)-th smallest rank, +inf when every key is kept
-    24     8    keys with a non-zero total, kept or not (u64)
-    32     B    partial only: B = ceil(P/8) bytes, bit (i & 7) of byte (i >> 3) set when
+    16     8    tau (f64): the (n+1)-th smallest rank, +inf when every fingerprint is kept
+    24     8    K: fingerprints with a non-zero total, kept or not (u64)
+    32     Bm   partial only: Bm = ceil(P/8) bytes, bit (i & 7) of byte (i >> 3) set when
                 partition i is covered; unused high bits zero; neither none nor all set
-    32+B   8*n  keys (i64) in sample order: rank ascending, ties by key ascending
-    32+B+8n s*n totals (s = 4 for int32, 8 for int64 or float64: the header's counter type), none zero
+    32+Bm  1    Rice parameter r (0..51)
+    33+Bm  4    L: fingerprint-section bytes (u32)
+    37+Bm  L    the n fingerprints ascending, Rice-coded deltas (skimsketch.sample_codec)
+    37+Bm+L T   totals in that order: zigzag LEB128 varints (integer) or f64 (float), none zero
 
-Entries kept (``K`` = keys with a non-zero total): a partial sample, and a sample of float
-totals, keep the ``min(m, K)`` smallest; a whole sample of integer totals keeps them as
-int32 when they all fit in int32, else it keeps the ``min(floor(3m/4), K)`` smallest as
-int64 (so ``12 m`` bytes of entries always suffice). ``tau`` is infinite exactly when
-``n == K``.
+Entries kept (``K`` fingerprints with a non-zero total, ``C`` = :func:`sample_max_entries`):
+a whole sample keeps the longest prefix of its (rank, fp) order whose bytes fit B; a partial
+sample keeps ``min(K, C)``. ``tau`` is infinite exactly when ``n == K``.
 
-``decode_sample`` checks the layout (magic, version, flags, reserved bytes, sizes, the
-bitmap), the counts (``n`` by the rule above, ``tau > 0``), the canonical total width
-where it can (int64 totals that all fit in int32 when every key was kept, or in a
-partial sample), zero and non-finite totals, and the empty flag; the class checks what
-needs the hash (the entries' order by rank and their partitions).
+``decode_sample`` checks the layout (magic, version, flags, reserved bytes, the bitmap, the
+budget, the codec's sections: :mod:`skimsketch.sample_codec`), the counts (``n <= K``, a
+whole sample within B, a partial one within C, ``tau > 0`` and infinite exactly when
+``n == K``), zero and non-finite totals, and the empty flag; the class checks what needs
+the ranks (no entry above tau, the partitions). Layout 1 (the previous release: keys and
+4- or 8-byte totals, width = the capacity m) is still read, whole samples only
+(``SampleParts.layout == 1``, the keys in ``fps``); :mod:`skimsketch.sample` converts it.
 """
 
 from __future__ import annotations
