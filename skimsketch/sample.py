@@ -4,15 +4,23 @@ For tables at rest, the most accurate join-size summary per byte is a coordinate
 weighted sample (Daliri, Freire, Musco, Santos, Zhang, "Sampling Methods for Inner Product
 Sketching", VLDB 2024; after Bessa et al., PODS 2023): every key gets the rank
 ``u(k) / f(k)^2`` with one seeded uniform hash ``u`` shared by every table
-(:mod:`skimsketch.sample_rank`), and the sample keeps the ``m`` keys of smallest rank with
-their exact totals, and ``tau``, the ``(m+1)``-th smallest rank. Heavy keys are kept
+(:mod:`skimsketch.sample_rank`), and the sample keeps the ``n`` keys of smallest rank with
+their exact totals, and ``tau``, the ``(n+1)``-th smallest rank. Heavy keys are kept
 exactly and by both sides at once; keys only one side has cost a slot and nothing else.
 The join estimate (:mod:`skimsketch.sample_estimate`) is unbiased.
+
+The sample is over 52-bit key fingerprints ``fp(k) = h(k) >> 12``: totals are kept per
+fingerprint (two keys share one with probability about ``K^2 / 2**53`` among ``K`` keys,
+and then count as one key with the sum of their totals), and the bytes hold the kept
+fingerprints sorted and Rice-coded and the totals as varints (``docs/format.md``, kind 5,
+layout 2), about 5-7 bytes an entry where 12 were needed for a key and an int32 total.
+``n`` is the byte budget's: a whole sample keeps the longest prefix of its ``(rank, fp)``
+order whose bytes fit ``nbytes`` (at most :func:`sample_max_entries`).
 
 Life cycle.
 
 * *Building* (``for_bytes``, ``update``, ``merge`` of building pieces): the sample holds
-  every key's exact total (an int64 key and an int64/float64 total, 16 bytes a key plus
+  every key's exact total (an int64 fingerprint and an int64/float64 total, 16 bytes a key plus
   numpy's overhead), so **its memory grows with the distinct keys**. Pieces merge by
   adding totals: exact, and (integer weights) the bytes do not depend on the partitioning
   or order. Deletes (negative weights) are fine while building: a key whose total returns
@@ -23,9 +31,10 @@ Life cycle.
   the remedy. Exceptions, both exact: a sample that kept every key (``tau = inf``) is as
   good as its totals, so it updates and merges as a building one; and pieces built for
   disjoint partitions of the key hash (``partition=(i, P)``: every key ``k`` of piece
-  ``i`` has ``part_P(k) == i``, checked by ``update``) merge as keep-the-``m``-smallest,
-  which is exactly the sample of the union. When the pieces cover all ``P`` partitions
-  the result is byte-identical to the sample built on one machine.
+  ``i`` has ``part_P(fp(k)) == i``, checked by ``update``) merge exactly: a piece keeps its
+  ``min(K, C)`` smallest (so it may exceed ``nbytes``), the union keeps its smallest by the
+  same rules, and when the pieces cover all ``P`` partitions the result is byte-identical
+  to the sample built on one machine.
 
 Queries always use the sample the object would serialise, so an answer is the same
 before and after ``to_bytes``/``from_bytes``.
