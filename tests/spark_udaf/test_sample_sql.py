@@ -17,7 +17,7 @@ from .test_native import _core, SCHEMA
 
 pytestmark = pytest.mark.spark
 
-GOLDEN = Path(__file__).parents[1] / "core" / "golden_sample" / "estimates.tsv"
+GOLDEN = Path(__file__).parents[1] / "core" / "golden_sample" / "compact_estimates.tsv"  # layout 2
 JAR_COPY = native.SOURCES / "io" / "skimsketch" / "spark" / "golden-sample-estimates.tsv"
 
 
