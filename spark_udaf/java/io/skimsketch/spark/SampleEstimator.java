@@ -7,8 +7,9 @@ import java.util.Map;
  * The core's join-sample estimates (skimsketch/sample_estimate.py, JoinSample.join_size,
  * self_join_size, frequency) on the JVM. With f, g the totals of the keys both samples kept and
  * p = min(1, tau_f f^2, tau_g g^2), J^ = sum f g / p is unbiased; the interval is
- * [J^ - z s, J^ + z s + M^] with s^2 the Horvitz-Thompson variance plus its largest term and M^ the
- * missing mass of keys only one side kept. Both samples complete: exact.
+ * [J^ - z s, J^ + z s + min(M^, z r)] with s^2 the Horvitz-Thompson variance plus its largest term,
+ * M^ the missing mass of keys only one side kept and r^2 their variance bound sum f^2 / tau_g
+ * (skimsketch/sample_estimate.py). Both samples complete: exact.
  */
 final class SampleEstimator {
     static final String METHOD = "sample";
@@ -97,9 +98,12 @@ final class SampleEstimator {
         if (exact) {
             return new Estimator.Est(value, value, value, 1.0, METHOD);
         }
-        double missing = missing(sa, a, matchedA, sb, b) + missing(sb, b, matchedB, sa, a);
-        double spread = z(conf) * Math.sqrt(var + v0);
-        return new Estimator.Est(value, value - spread, value + spread + missing, conf, METHOD);
+        double[] ma = missing(sa, a, matchedA, sb, b);
+        double[] mb = missing(sb, b, matchedB, sa, a);
+        double z = z(conf);
+        double spread = z * Math.sqrt(var + v0);
+        double allowance = Math.min(ma[0] + mb[0], z * Math.sqrt(ma[1] + mb[1]));
+        return new Estimator.Est(value, value - spread, value + spread + allowance, conf, METHOD);
     }
 
     /** Mean |total| of the keys the sample dropped. */
@@ -115,21 +119,24 @@ final class SampleEstimator {
         return Math.max(0.0, Math.abs(s.totalWeight()) - kept) / rest;
     }
 
-    /** M^'s part on the keys a kept and b did not. */
-    private static double missing(SampleState sa, SampleState.Fin a, boolean[] matched, SampleState sb,
-                                  SampleState.Fin b) {
+    /** {M^, r^2}'s parts on the keys a kept and b did not. */
+    private static double[] missing(SampleState sa, SampleState.Fin a, boolean[] matched, SampleState sb,
+                                    SampleState.Fin b) {
         if (b.complete()) {
-            return 0.0;
+            return new double[] {0.0, 0.0};
         }
         SampleRank r = SampleRank.of(sa.seed);
         double sum = 0.0;
+        double squares = 0.0;
         for (int i = 0; i < a.keys.length; i++) {
             if (matched[i] || (!sb.isFloat && r.unit(a.keys[i]) < b.tau)) {
                 continue;
             }
-            sum += Math.abs(a.total(i));
+            double f = a.total(i);
+            sum += Math.abs(f);
+            squares += f * f;
         }
-        return sum * droppedMean(sb, b);
+        return new double[] {sum * droppedMean(sb, b), squares / b.tau};
     }
 
     /** f(key): exact for a kept key; a dropped one 0 within +- sqrt(u(key) / tau); both confidence 1. */
