@@ -94,7 +94,7 @@ final class SampleSql {
                 : SkimFunctions.DEFAULT_SEED;
         int m;
         try {
-            m = SampleState.capacity(fn, nbytes, isFloat);
+            m = SampleState.budget(fn, nbytes);
         } catch (IllegalArgumentException e) {
             throw SkimFunctions.error(e.getMessage());
         }
