@@ -224,7 +224,7 @@ def run(n: int, seeds: int, sizes, depth, paper_only: bool, patterns, pairs, leg
                     r["time"].append(dt)
                     r["dense"].append(e.detail.get("dense_f", 0) + e.detail.get("dense_g", 0))
                     r["nbytes"], r["blob"] = max(a.nbytes, b.nbytes), max(len(a.to_bytes()), len(b.to_bytes()))
-                    r["shape"] = f"m={a.capacity}" if isinstance(a, ss.JoinSample) else f"{a.width}x{a.depth}"
+                    r["shape"] = f"m={len(a.sample_items()[0])}" if isinstance(a, ss.JoinSample) else f"{a.width}x{a.depth}"
         print(f"seed {seed + 1}/{seeds} done", file=sys.stderr, flush=True)
     return rows, info
 

@@ -4,7 +4,8 @@ Each workload of :mod:`benchmarks.sample_workloads` at data seed 0 (fixed tables
 sample seeds, budgets 4/16/64 KB: the samples are built with the public API
 (``JoinSample.for_bytes(nb, seed).update(keys, weights=freq)``), and the table reports the mean
 relative error, the share of the 95 % intervals holding the exact join size (coverage) and the
-median half-width ``(high - low) / 2`` over the median error.
+median half-width ``(high - low) / 2`` over the median error; ``entries`` is the mean number of
+entries a sample kept (the budget's capacity, unless the table has fewer keys).
 
     python -m benchmarks.sample_coverage --seeds 100 --out benchmarks/results/sample_coverage.txt
 """
@@ -33,12 +34,12 @@ def run(n, seeds, sizes, patterns, out):
     pairs = sw.paper(n, 0) + sw.lake(n, 0) + sw.real()
     if patterns:
         pairs = [p for p in pairs if any(pat in p.name for pat in patterns)]
-    lines = [f"{'workload':26s} {'bytes':>6s} {'ARE':>9s} {'median':>9s} {'cover':>6s} {'hw/err':>7s} {'blob':>6s}"]
+    lines = [f"{'workload':26s} {'bytes':>6s} {'ARE':>9s} {'median':>9s} {'cover':>6s} {'hw/err':>7s} {'blob':>6s} {'entries':>8s}"]
     print(lines[0], flush=True)
     for w in pairs:
         J = float(np.dot(w.f.astype(np.float64), w.g.astype(np.float64)))
         for nb in sizes:
-            err, cover, half, blob = [], [], [], 0
+            err, cover, half, blob, kept = [], [], [], 0, []
             for s in range(seeds):
                 a, b = sample_of(w.keys, w.f, nb, s), sample_of(w.keys, w.g, nb, s)
                 e = a.join_size(b)
@@ -46,9 +47,10 @@ def run(n, seeds, sizes, patterns, out):
                 cover.append(e.contains(J))
                 half.append((e.high - e.low) / 2 / J)
                 blob = max(blob, len(a.to_bytes()), len(b.to_bytes()))
+                kept += [len(a.sample_items()[0]), len(b.sample_items()[0])]
             med = float(np.median(err))
             hw = f"{np.median(half) / med:7.2f}" if med > 1e-12 else f"{'exact':>7s}"
-            lines.append(f"{w.name:26s} {nb:6d} {np.mean(err):9.5f} {med:9.5f} {np.mean(cover):6.3f} {hw} {blob:6d}")
+            lines.append(f"{w.name:26s} {nb:6d} {np.mean(err):9.5f} {med:9.5f} {np.mean(cover):6.3f} {hw} {blob:6d} {np.mean(kept):8.0f}")
             print(lines[-1], flush=True)
     if out:
         with open(out, "w") as fh:

@@ -4,7 +4,10 @@ Fixed data (each workload of :mod:`benchmarks.sample_workloads` at data seed 0),
 hash seeds. For each budget (4, 16, 64 KB) the variants, all with the library's rank
 hash (:func:`skimsketch.sample_rank.unit_hashes`) of the canonical keys:
 
-* ``prio12`` -- l2 priority sampling, m = (B - 100) // 12 (the library's layout for integer totals);
+* ``compact`` -- the library itself (``JoinSample.for_bytes(B, seed)``, layout 2: Rice-coded 52-bit
+  fingerprints and varint totals, as many entries as fit B; ``m_c`` is their mean number), on the
+  same hash seeds as the variants below (its ``u`` is theirs);
+* ``prio12`` -- l2 priority sampling, m = (B - 100) // 12 (layout 1: an int64 key and an int32 total);
 * ``prio16`` -- the same with 16-byte entries (int64 totals), m = (B - 100) // 16;
 * ``thr12``  -- l2 threshold sampling with the expected sample size m of ``prio12``
   (``sum_k min(1, tau f^2) = m``; its size is random, so it cannot promise the budget);
@@ -90,7 +93,8 @@ def run(n, seeds, sizes, patterns, out, overflow="wrap"):
                                                                  if p.name.endswith(("planes", "h1xh2"))]
     if patterns:
         pairs = [p for p in pairs if any(pat in p.name for pat in patterns)]
-    lines = [f"{'workload':26s} {'bytes':>6s} {'prio12':>9s} {'prio16':>9s} {'thr12':>9s} {'prio8':>9s} "
+    lines = [f"{'workload':26s} {'bytes':>6s} {'compact':>9s} {'m_c':>6s} {'prio12':>9s} {'prio16':>9s} {'thr12':>9s} "
+             f"{'prio8':>9s} "
              f"{'naive':>6s} {'v0':>6s} {'cheb':>6s} {'hw/err':>7s}"]
     for w in pairs:
         keys = canonical(w.keys)
@@ -98,10 +102,14 @@ def run(n, seeds, sizes, patterns, out, overflow="wrap"):
         us = [unit_hashes(keys, s) for s in range(seeds)]
         for nb in sizes:
             m12, m16, m8 = (nb - 100) // 12, (nb - 100) // 16, (nb - 100) // 8
-            err = {k: [] for k in ("prio12", "prio16", "thr12", "prio8")}
+            err = {k: [] for k in ("compact", "prio12", "prio16", "thr12", "prio8")}
+            kept = []
             cover = {k: [] for k in ("naive", "v0", "cheb")}
             half = []
-            for u in us:
+            for s, u in enumerate(us):
+                a, b = (ss.JoinSample.for_bytes(nb, seed=s).update(w.keys[x > 0], weights=x[x > 0]) for x in (w.f, w.g))
+                err["compact"].append(abs(a.join_size(b).value - J) / J)
+                kept += [len(a.sample_items()[0]), len(b.sample_items()[0])]
                 e, v, v0 = estimate(u, w.f, w.g, m12, priority)
                 err["prio12"].append(abs(e - J) / J)
                 cover["naive"].append(abs(e - J) <= Z * math.sqrt(v))
@@ -112,7 +120,8 @@ def run(n, seeds, sizes, patterns, out, overflow="wrap"):
                     err[name].append(abs(estimate(u, w.f, w.g, mm, sch)[0] - J) / J)
             med = float(np.median(err["prio12"]))
             hw = f"{np.median(half) / med:7.2f}" if med > 1e-12 else f"{'exact':>7s}"
-            lines.append(f"{w.name:26s} {nb:6d} " + " ".join(f"{np.mean(err[k]):9.5f}" for k in err) + " "
+            lines.append(f"{w.name:26s} {nb:6d} {np.mean(err['compact']):9.5f} {np.mean(kept):6.0f} "
+                         + " ".join(f"{np.mean(err[k]):9.5f}" for k in err if k != "compact") + " "
                          + " ".join(f"{np.mean(cover[k]):6.3f}" for k in cover) + f" {hw}")
             print(lines[-1], flush=True)
     text = "\n".join(lines)

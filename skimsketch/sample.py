@@ -4,15 +4,23 @@ For tables at rest, the most accurate join-size summary per byte is a coordinate
 weighted sample (Daliri, Freire, Musco, Santos, Zhang, "Sampling Methods for Inner Product
 Sketching", VLDB 2024; after Bessa et al., PODS 2023): every key gets the rank
 ``u(k) / f(k)^2`` with one seeded uniform hash ``u`` shared by every table
-(:mod:`skimsketch.sample_rank`), and the sample keeps the ``m`` keys of smallest rank with
-their exact totals, and ``tau``, the ``(m+1)``-th smallest rank. Heavy keys are kept
+(:mod:`skimsketch.sample_rank`), and the sample keeps the ``n`` keys of smallest rank with
+their exact totals, and ``tau``, the ``(n+1)``-th smallest rank. Heavy keys are kept
 exactly and by both sides at once; keys only one side has cost a slot and nothing else.
 The join estimate (:mod:`skimsketch.sample_estimate`) is unbiased.
+
+The sample is over 52-bit key fingerprints ``fp(k) = h(k) >> 12``: totals are kept per
+fingerprint (two keys share one with probability about ``K^2 / 2**53`` among ``K`` keys,
+and then count as one key with the sum of their totals), and the bytes hold the kept
+fingerprints sorted and Rice-coded and the totals as varints (``docs/format.md``, kind 5,
+layout 2), about 5-7 bytes an entry where 12 were needed for a key and an int32 total.
+``n`` is the byte budget's: a whole sample keeps the longest prefix of its ``(rank, fp)``
+order whose bytes fit ``nbytes`` (at most :func:`sample_max_entries`).
 
 Life cycle.
 
 * *Building* (``for_bytes``, ``update``, ``merge`` of building pieces): the sample holds
-  every key's exact total (an int64 key and an int64/float64 total, 16 bytes a key plus
+  every key's exact total (an int64 fingerprint and an int64/float64 total, 16 bytes a key plus
   numpy's overhead), so **its memory grows with the distinct keys**. Pieces merge by
   adding totals: exact, and (integer weights) the bytes do not depend on the partitioning
   or order. Deletes (negative weights) are fine while building: a key whose total returns
@@ -23,9 +31,10 @@ Life cycle.
   the remedy. Exceptions, both exact: a sample that kept every key (``tau = inf``) is as
   good as its totals, so it updates and merges as a building one; and pieces built for
   disjoint partitions of the key hash (``partition=(i, P)``: every key ``k`` of piece
-  ``i`` has ``part_P(k) == i``, checked by ``update``) merge as keep-the-``m``-smallest,
-  which is exactly the sample of the union. When the pieces cover all ``P`` partitions
-  the result is byte-identical to the sample built on one machine.
+  ``i`` has ``part_P(fp(k)) == i``, checked by ``update``) merge exactly: a piece keeps its
+  ``min(K, C)`` smallest (so it may exceed ``nbytes``), the union keeps its smallest by the
+  same rules, and when the pieces cover all ``P`` partitions the result is byte-identical
+  to the sample built on one machine.
 
 Queries always use the sample the object would serialise, so an answer is the same
 before and after ``to_bytes``/``from_bytes``.
@@ -51,18 +60,19 @@ from .bounds import check_confidence
 from .errors import CorruptSketchError, CounterOverflowError, IncompatibleSketchError, KeyDomainError, KeyTypeError
 from .estimate import Estimate
 from .exact_mode import ExactStore, aggregate
-from .kernels import I64, fits_int32, weight_total
+from .kernels import I64, weight_total
 from .keys import batch_scalar_weight, canonical_key, canonicalize, keys_array
 from .kinds import register_kind
+from .sample_codec import rice_size, varint_sizes
 from .sample_estimate import METHOD, Side, join_estimate
-from .sample_rank import MAX_PARTITIONS, keys_order, partitions, ranks, unit_hashes
+from .sample_rank import MAX_PARTITIONS, fingerprints, order, partitions_fp, ranks, units
 from .serde import Serialisable
 
-__all__ = ["JoinSample", "SampleMergeError", "sample_capacity"]
+__all__ = ["JoinSample", "SampleMergeError", "sample_max_entries"]
 
-OVERHEAD = fmt.FRAME_BYTES + fmt.SAMPLE_HEADER_BYTES  # 68 + 32: header, CRC and the extension's head
-MAX_CAPACITY = fmt.MAX_ROW_COUNTERS
-MIN_CAPACITY = 4  # so that a sample of int64 totals keeps floor(3m/4) >= 3 entries
+OVERHEAD = fmt.SAMPLE_OVERHEAD  # 105: header and CRC (68), the extension's head (32), Rice parameter and length (5)
+MIN_NBYTES, MAX_NBYTES = fmt.SAMPLE_MIN_BUDGET, fmt.SAMPLE_MAX_BUDGET
+LAYOUT1_OVERHEAD, LAYOUT1_ENTRY = 100, 12  # a layout-1 sample of capacity m reads with the budget 100 + 12 m
 _KINDS = {"int": "integer", "str": "string/bytes"}
 
 
@@ -79,66 +89,86 @@ class SampleMergeError(IncompatibleSketchError):
         )
 
 
-def sample_capacity(nbytes: int, dtype: str = "int64") -> int:
-    """The capacity ``m`` of a sample whose serialised bytes fit in ``nbytes``: ``(nbytes - 100) // 12``
-    for integer totals (an int64 key and an int32 total; a sample whose totals need int64 keeps
-    ``floor(3m/4)`` entries of 16 bytes), ``(nbytes - 100) // 16`` for float totals (a 64-byte header,
-    a 4-byte CRC and a 32-byte extension head).
+def sample_max_entries(nbytes: int, dtype: str = "int64") -> int:
+    """``C(nbytes)``: the most entries a sample of budget ``nbytes`` can keep, ``floor(8 (nbytes - 105) / 9)``
+    for integer totals (an entry costs at least one bit of fingerprint code and one varint byte),
+    ``floor(8 (nbytes - 105) / 65)`` for float totals, at most ``2**26``. A whole sample keeps fewer: the
+    longest prefix of its order that fits ``nbytes`` (module docstring); a partial piece keeps ``min(K, C)``.
 
-    >>> sample_capacity(4096), sample_capacity(16384), sample_capacity(65536), sample_capacity(4096, "float64")
-    (333, 1357, 5453, 249)
+    >>> sample_max_entries(4096), sample_max_entries(16384), sample_max_entries(4096, "float64")
+    (3547, 14470, 491)
     """
-    per = 16 if dtype == "float64" else 12
-    nbytes = check_int("nbytes", nbytes, OVERHEAD + MIN_CAPACITY * per, 1 << 40)
-    return min(MAX_CAPACITY, (nbytes - OVERHEAD) // per)
+    nbytes = check_int("nbytes", nbytes, MIN_NBYTES, MAX_NBYTES)
+    return fmt.sample_max_entries(nbytes, dtype == "float64")
 
 
 class _Finished:
-    """The sample proper: keys in sample order, their totals, ``tau`` and the table's key count."""
+    """The sample proper: fingerprints in sample order, their totals, ``tau`` and the table's fingerprint count."""
 
-    __slots__ = ("keys", "totals", "tau", "n_keys", "wide")
+    __slots__ = ("fps", "totals", "tau", "n_keys")
 
-    def __init__(self, keys: np.ndarray, totals: np.ndarray, tau: float, n_keys: int, wide: bool = False):
-        self.keys, self.totals, self.tau, self.n_keys = keys, totals, float(tau), int(n_keys)
-        self.wide = bool(wide) or (totals.dtype.kind == "i" and not fits_int32(totals))  # int64 totals
+    def __init__(self, fps: np.ndarray, totals: np.ndarray, tau: float, n_keys: int):
+        self.fps, self.totals, self.tau, self.n_keys = fps, totals, float(tau), int(n_keys)
 
     @property
     def complete(self) -> bool:
         return math.isinf(self.tau)
 
 
-def _select(keys: np.ndarray, totals: np.ndarray, m: int, seed: int, whole_ints: bool, extra_taus=(),
+def _size(fps: np.ndarray, tsizes: np.ndarray, n: int, float_totals: bool) -> int:
+    """Serialised bytes of a whole sample of the first ``n`` entries (``tsizes``: cumulative varint bytes)."""
+    totals = 8 * n if float_totals else (int(tsizes[n - 1]) if n else 0)
+    return OVERHEAD + rice_size(np.sort(fps[:n])) + totals
+
+
+def _longest_prefix(fps: np.ndarray, totals: np.ndarray, budget: int, float_totals: bool) -> int:
+    """The largest ``n`` whose first ``n`` entries serialise in ``budget`` bytes (the size grows with ``n``)."""
+    tsizes = None if float_totals else np.cumsum(varint_sizes(totals))
+    lo, hi = 0, len(fps)  # size(lo) <= budget (lo = 0: the overhead)
+    if _size(fps, tsizes, hi, float_totals) <= budget:
+        return hi
+    while hi - lo > 1:  # size(hi) > budget
+        mid = (lo + hi) // 2
+        if _size(fps, tsizes, mid, float_totals) <= budget:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _select(fps: np.ndarray, totals: np.ndarray, budget: int, partial: bool, float_totals: bool, extra_taus=(),
             n_keys=None) -> _Finished:
-    """The ``k`` smallest ``(rank, key)`` entries of ``keys`` and ``tau``, the ``(k+1)``-th smallest value
-    among their ranks and ``extra_taus`` (the thresholds of disjoint finished pieces), inf if none; ``k``
-    by :func:`skimsketch.format.sample_entries` (``whole_ints``: a whole sample of integer totals)."""
-    r = ranks(keys, totals, seed)
-    n_keys = len(keys) if n_keys is None else n_keys
-    order = _smallest(keys, r, min(m, len(keys)))
-    k = min(m, n_keys)
-    wide = totals.dtype.kind == "i" and not fits_int32(totals[order[:k]])
-    if whole_ints and wide:
-        k = fmt.sample_entries(m, n_keys, False, True)
-    sel = order[:k]
+    """The sample of ``fps``: its first ``n`` entries in ``(rank, fp)`` order (``n``: the longest prefix that fits
+    ``budget`` for a whole sample, ``min(K, C)`` for a partial piece) and ``tau``, the ``(n+1)``-th smallest value
+    among their ranks and ``extra_taus`` (the thresholds of disjoint finished pieces), inf if none."""
+    r = ranks(fps, totals)
+    n_keys = len(fps) if n_keys is None else n_keys
+    cap = fmt.sample_max_entries(budget, float_totals)
+    first = _smallest(fps, r, min(cap, len(fps)))
+    if partial:
+        n = min(n_keys, cap, len(first))
+    else:
+        n = _longest_prefix(fps[first], totals[first], budget, float_totals)
+    sel = first[:n]
     cand = np.concatenate([r, np.asarray([t for t in extra_taus if not math.isinf(t)], dtype=np.float64)])
-    tau = float(np.partition(cand, k)[k]) if k < n_keys else math.inf
-    return _Finished(keys[sel].copy(), totals[sel].copy(), tau, n_keys, wide)
+    tau = float(np.partition(cand, n)[n]) if n < n_keys else math.inf
+    return _Finished(fps[sel].copy(), totals[sel].copy(), tau, n_keys)
 
 
-def _smallest(keys: np.ndarray, r: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the ``k`` smallest ``(rank, key)`` in order (a partition, then a sort of the few)."""
+def _smallest(fps: np.ndarray, r: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` smallest ``(rank, fp)`` in order (a partition, then a sort of the few)."""
     if k == 0:
         return np.zeros(0, dtype=np.intp)
     if k < len(r):
-        few = np.flatnonzero(r <= np.partition(r, k - 1)[k - 1])  # every key tied with the k-th too
+        few = np.flatnonzero(r <= np.partition(r, k - 1)[k - 1])  # every entry tied with the k-th too
     else:
         few = np.arange(len(r))
-    return few[keys_order(keys[few], r[few])][:k]
+    return few[order(fps[few], r[few])][:k]
 
 
 @register_kind
 class JoinSample(Serialisable):
-    """A coordinated l2 priority sample of at most ``capacity`` keys (module docstring).
+    """A coordinated l2 priority sample of key fingerprints in ``nbytes`` bytes (module docstring).
 
     ``seed`` chooses the shared hash: only samples of equal seeds join. ``dtype`` is
     ``"int64"`` (COUNT, integer SUM; exact) or ``"float64"`` (SUM of floats: totals are
@@ -150,8 +180,8 @@ class JoinSample(Serialisable):
     KIND = fmt.SAMPLE_KIND
     METHOD = METHOD
 
-    def __init__(self, capacity: int, seed: int = 0, dtype: str = "int64", partition: tuple | None = None):
-        self._m = check_int("capacity", capacity, MIN_CAPACITY, MAX_CAPACITY)
+    def __init__(self, nbytes: int = 16384, seed: int = 0, dtype: str = "int64", partition: tuple | None = None):
+        self._budget = check_int("nbytes", nbytes, MIN_NBYTES, MAX_NBYTES)
         self._seed = check_int("seed", seed, 0, 2**64 - 1)
         if dtype not in ("int64", "float64"):
             raise ValueError(f"dtype must be 'int64' or 'float64', got {dtype!r}")
@@ -171,15 +201,18 @@ class JoinSample(Serialisable):
     @classmethod
     def for_bytes(cls, nbytes: int = 16384, seed: int = 0, dtype: str = "int64",
                   partition: tuple | None = None) -> JoinSample:
-        """The sample whose serialised bytes (and finished :attr:`nbytes`) fit in ``nbytes``
-        (:func:`sample_capacity`). A partial piece adds its ``ceil(P/8)``-byte partition bitmap."""
-        return cls(sample_capacity(nbytes, dtype), seed, dtype, partition)
+        """The sample whose serialised bytes (and finished :attr:`nbytes`) fit in ``nbytes`` (148 to ``2**30``):
+        it keeps the longest prefix of its ``(rank, fp)`` order that fits. A partial piece
+        (``partition=(i, P)``) keeps ``min(K, C)`` entries (:func:`sample_max_entries`) so that pieces merge
+        exactly: it may exceed ``nbytes`` by its ``ceil(P/8)``-byte bitmap plus the bytes of those entries
+        beyond ``nbytes - 105``; the merged whole fits ``nbytes``."""
+        return cls(nbytes, seed, dtype, partition)
 
     @staticmethod
     def partition_of(keys, count: int, seed: int = 0) -> np.ndarray:
-        """``part_count(k)`` of every key (int64; -1 for a null key): route rows to pieces with it."""
+        """``part_count(fp(k))`` of every key (int64; -1 for a null key): route rows to pieces with it."""
         k, null = keys_array(keys)
-        out = partitions(k, seed, count)
+        out = partitions_fp(fingerprints(k, seed), count)
         if null is not None:
             out[null] = -1
         return out
@@ -187,9 +220,9 @@ class JoinSample(Serialisable):
     # -- description ------------------------------------------------------
     @property
     def params(self) -> dict:
-        return {"capacity": self._m, "seed": self._seed, "dtype": "float64" if self._float else "int64"}
+        return {"nbytes": self._budget, "seed": self._seed, "dtype": "float64" if self._float else "int64"}
 
-    capacity = property(lambda self: self._m)
+    budget = property(lambda self: self._budget, doc="The byte budget ``nbytes`` (the header's width field).")
     seed = property(lambda self: self._seed)
     dtype = property(lambda self: "float64" if self._float else "int64")
     float_counters = property(lambda self: self._float)
@@ -209,17 +242,13 @@ class JoinSample(Serialisable):
 
     @property
     def tau(self) -> float:
-        """The sample's threshold: the ``(m+1)``-th smallest rank, inf when every key is kept."""
+        """The sample's threshold: the ``(n+1)``-th smallest rank, inf when every key is kept."""
         return self._sample().tau
 
     @property
     def n_keys(self) -> int:
-        """Keys with a non-zero total in the table (kept or not)."""
+        """Fingerprints (keys, but for collisions) with a non-zero total in the table (kept or not)."""
         return self._sample().n_keys
-
-    @property
-    def _whole_ints(self) -> bool:
-        return self._parts == 1 and not self._float
 
     @property
     def is_empty(self) -> bool:
@@ -234,13 +263,14 @@ class JoinSample(Serialisable):
         return len(self.to_bytes())
 
     def sample_items(self) -> tuple[np.ndarray, np.ndarray]:
-        """(keys, totals) of the sample, in sample order (rank ascending): read-only copies."""
+        """(fingerprints ``fp(k) = h(k) >> 12`` as int64, totals) of the sample, in sample order ``(rank, fp)``
+        ascending: copies. (The sample is over fingerprints; it does not know its keys.)"""
         s = self._sample()
-        return s.keys.copy(), s.totals.copy()
+        return s.fps.copy(), s.totals.copy()
 
     def __repr__(self) -> str:
         state = "finished" if self.finished else "building"
-        return f"JoinSample(capacity={self._m}, seed={self._seed}, dtype={self.dtype!r}, {state})"
+        return f"JoinSample(nbytes={self._budget}, seed={self._seed}, dtype={self.dtype!r}, {state})"
 
     def __eq__(self, other) -> bool:
         return isinstance(other, JoinSample) and self.finished == other.finished and self.to_bytes() == other.to_bytes()
@@ -250,7 +280,7 @@ class JoinSample(Serialisable):
     def empty_like(self) -> JoinSample:
         """An empty building sample with the same parameters (and partition, for a piece of one partition)."""
         part = (next(iter(self._covered)), self._parts) if self._parts > 1 and len(self._covered) == 1 else None
-        return JoinSample(self._m, self._seed, self.dtype, part)
+        return JoinSample(self._budget, self._seed, self.dtype, part)
 
     def __getstate__(self):
         """A building sample pickles its totals (so pieces shipped between processes still merge exactly)."""
@@ -267,7 +297,7 @@ class JoinSample(Serialisable):
             self._parts, self._covered = state["parts"], frozenset(state["covered"])
 
     def copy(self) -> JoinSample:
-        out = JoinSample(self._m, self._seed, self.dtype)
+        out = JoinSample(self._budget, self._seed, self.dtype)
         out.__dict__.update(self.__dict__)
         out._store = None if self._store is None else self._store.copy()
         return out
@@ -276,7 +306,7 @@ class JoinSample(Serialisable):
     def _sample(self) -> _Finished:
         if self._fin is None:
             keys, tot = self._store.keys, self._store.wide_weights()
-            self._fin = _select(np.asarray(keys), tot, self._m, self._seed, self._whole_ints)
+            self._fin = _select(np.asarray(keys), tot, self._budget, self._parts > 1, self._float)
         return self._fin
 
     def _totals(self, what: str) -> ExactStore:
@@ -289,14 +319,15 @@ class JoinSample(Serialisable):
                         "cannot update a finished JoinSample (read from bytes): it keeps only its sample, not "
                         "every key's total; update the building sample before to_bytes, or build a new one")
                 raise SampleMergeError("this sample did not keep every key")
-            return ExactStore(self._float, *_sorted(self._fin.keys, self._fin.totals))
+            return ExactStore(self._float, *_sorted(self._fin.fps, self._fin.totals))
         return self._store
 
     def update(self, keys, weights=None):
         """Add ``weights`` (default 1 each; negative = delete) for ``keys``; returns ``self``.
 
         Keys and weights follow the sketches' rules (:mod:`skimsketch.keys`): int, str
-        and bytes keys, nulls skipped (their weight goes to :attr:`null_weight`)."""
+        and bytes keys, nulls skipped (their weight goes to :attr:`null_weight`). The totals are kept
+        per fingerprint ``fp(k)`` (:mod:`skimsketch.sample_rank`)."""
         store = self._totals("update")
         scalar = batch_scalar_weight(weights, self._float)
         batch = canonicalize(keys, None if scalar is not None else weights, allow_float_weights=self._float)
@@ -304,8 +335,9 @@ class JoinSample(Serialisable):
             raise KeyTypeError(
                 f"this sample holds {_KINDS[self._key_domain]} keys, got {_KINDS[batch.key_domain]} keys: a sample "
                 "holds one key domain (integer and string keys never join); use another sample or cast the keys")
+        fps = fingerprints(batch.keys, self._seed)
         if self._parts > 1 and len(batch.keys):
-            part = partitions(batch.keys, self._seed, self._parts)
+            part = partitions_fp(fps, self._parts)
             bad = ~np.isin(part, list(self._covered))
             if bad.any():
                 raise KeyDomainError(
@@ -314,7 +346,7 @@ class JoinSample(Serialisable):
                     f"JoinSample.partition_of(keys, {self._parts}, seed={self._seed})")
         total = weight_total(batch.weights, len(batch.keys), self._float)
         null = batch.null_weight
-        ukeys, agg = aggregate(batch.keys, batch.weights, self._float)
+        ukeys, agg = aggregate(fps, batch.weights, self._float)
         if scalar is not None:
             if not self._float and (int(np.abs(agg).max(initial=0)) * abs(scalar) > I64.max
                                     or abs(total * scalar) > I64.max):
@@ -336,7 +368,7 @@ class JoinSample(Serialisable):
     def _check_compatible(self, other, operation: str) -> None:
         if not isinstance(other, JoinSample):
             raise IncompatibleSketchError("type", type(self).__name__, type(other).__name__, operation)
-        fields = ("seed",) if operation == "join" else ("seed", "dtype", "capacity")
+        fields = ("seed",) if operation == "join" else ("seed", "dtype", "nbytes")
         for field in fields:
             if self.params[field] != other.params[field]:
                 raise IncompatibleSketchError(field, self.params[field], other.params[field], operation)
@@ -361,10 +393,8 @@ class JoinSample(Serialisable):
             self._store, self._fin = store, None
         else:
             a, b = self._sample(), other._sample()
-            keys = np.concatenate([a.keys, b.keys])
-            self._parts = parts  # (decides whether the integer totals may truncate)
-            self._fin = _select(keys, np.concatenate([a.totals, b.totals]), self._m, self._seed, self._whole_ints,
-                                (a.tau, b.tau), a.n_keys + b.n_keys)
+            self._fin = _select(np.concatenate([a.fps, b.fps]), np.concatenate([a.totals, b.totals]), self._budget,
+                                parts > 1, self._float, (a.tau, b.tau), a.n_keys + b.n_keys)
             self._store = None
         self._total, self._null = total, null
         self._parts, self._covered = parts, covered
@@ -378,7 +408,7 @@ class JoinSample(Serialisable):
     def join_size(self, other: JoinSample, confidence: float = 0.95) -> Estimate:
         """Estimated ``sum_k f(k) g(k)`` (unbiased; :mod:`skimsketch.sample_estimate`): exact when
         both samples kept every key. ``other`` must be a :class:`JoinSample` of the same seed (the
-        capacities may differ)."""
+        budgets may differ)."""
         self._check_compatible(other, "join")
         conf = check_confidence(confidence)
         return join_estimate(self._side(), other._side(), self._seed, conf)
@@ -390,8 +420,9 @@ class JoinSample(Serialisable):
         return join_estimate(a, a, self._seed, conf).at_least(0.0)
 
     def frequency(self, key, confidence: float = 0.95) -> Estimate:
-        """``f(key)``: exact for a kept key; for a dropped one ``0`` within ``-+ sqrt(u(key) / tau)``
-        (it was dropped, so its rank ``u / f^2`` was at least ``tau``): both with confidence 1."""
+        """``f(key)``: exact for a kept key (the total of its fingerprint); for a dropped one ``0`` within
+        ``-+ sqrt(u(key) / tau)`` (it was dropped, so its rank ``u / f^2`` was at least ``tau``): both with
+        confidence 1."""
         check_confidence(confidence)
         k = canonical_key(key)
         if k is None:
@@ -400,27 +431,28 @@ class JoinSample(Serialisable):
         if self._key_domain not in (None, domain):
             raise IncompatibleSketchError("key_domain", self._key_domain, domain, "query")
         s = self._sample()
-        hit = np.flatnonzero(s.keys == k)
+        fp = fingerprints(np.array([k], dtype=np.int64), self._seed)
+        hit = np.flatnonzero(s.fps == fp[0])
         if len(hit):
             return Estimate.exact(float(s.totals[hit[0]]), METHOD)
         if s.complete:
             return Estimate.exact(0.0, METHOD)
-        bound = math.sqrt(float(unit_hashes(np.array([k], dtype=np.int64), self._seed)[0]) / s.tau)
+        bound = math.sqrt(float(units(fp)[0]) / s.tau)
         return Estimate(0.0, -bound, bound, 1.0, METHOD)
 
     def _side(self) -> Side:
         s = self._sample()
-        return Side(s.keys, s.totals, s.tau, s.n_keys, self._total, not self._float)
+        return Side(s.fps, s.totals, s.tau, s.n_keys, self._total, not self._float)
 
     # -- serialisation ------------------------------------------------------
     def to_bytes(self) -> bytes:
-        """The sample as kind 5 of :mod:`skimsketch.format` (``docs/format.md``)."""
+        """The sample as kind 5, layout 2 of :mod:`skimsketch.format` (``docs/format.md``)."""
         s = self._sample()
-        width = 8 if self._float or s.wide else 4
-        head = fmt.Header(self.KIND, self._m, 1, self._seed, None, self._float, 0.0, self._total, self._null,
-                          self.is_empty, counter_width=width, key_domain=self._key_domain)
-        parts = fmt.SampleParts(s.tau, s.n_keys, self._parts, tuple(sorted(self._covered)), s.keys, s.totals)
-        return fmt.encode(head, np.zeros(0), fmt.encode_sample(parts, fmt.counter_type(self._float, width)), width)
+        head = fmt.Header(self.KIND, self._budget, 1, self._seed, None, self._float, 0.0, self._total, self._null,
+                          self.is_empty, counter_width=8, key_domain=self._key_domain)
+        fps, totals = _sorted(s.fps, s.totals)
+        parts = fmt.SampleParts(s.tau, s.n_keys, self._parts, tuple(sorted(self._covered)), fps, totals)
+        return fmt.encode(head, np.zeros(0), fmt.encode_sample(parts, self._float), 8)
 
     @classmethod
     def _from_parts(cls, head: fmt.Header, counters: np.ndarray, ext: bytes) -> JoinSample:
@@ -433,18 +465,21 @@ class JoinSample(Serialisable):
             raise CorruptSketchError("a join sample is format version 4 with depth 1, and no domain, kind parameter, "
                                      "exact-mode or sign flag")
         p = fmt.decode_sample(ext, head)
-        if not MIN_CAPACITY <= head.width <= MAX_CAPACITY:
-            raise CorruptSketchError(f"sample capacity {head.width} outside [{MIN_CAPACITY}, {MAX_CAPACITY}]")
-        r = ranks(p.keys, p.totals, head.seed)
-        if len(r) and not (np.array_equal(keys_order(p.keys, r), np.arange(len(r))) and r[-1] <= p.tau):
-            raise CorruptSketchError("sample entries are not in (rank, key) order below tau: altered bytes or "
-                                     "another seed")
-        if len(np.unique(p.keys)) != len(p.keys):
-            raise CorruptSketchError("sample holds a key twice")
-        if p.parts > 1 and not np.isin(partitions(p.keys, head.seed, p.parts), p.covered).all():
-            raise CorruptSketchError("a partial sample holds a key of a partition it does not cover")
-        sk = cls(head.width, head.seed, "float64" if head.float_counters else "int64")
-        sk._store, sk._fin = None, _Finished(p.keys, p.totals, p.tau, p.n_keys, head.counter_width == 8)
+        budget = head.width
+        if p.layout == 1:  # keys in (rank, key) order -> fingerprints; the budget 100 + 12 m
+            keys, p.fps = p.fps, fingerprints(p.fps, head.seed)
+            r = ranks(p.fps, p.totals)
+            if len(np.unique(keys)) != len(keys) or len(np.unique(p.fps)) != len(keys) or (np.diff(r) < 0).any():
+                raise CorruptSketchError("layout-1 sample entries are not distinct keys in rank order")
+            budget = LAYOUT1_OVERHEAD + LAYOUT1_ENTRY * head.width
+        r = ranks(p.fps, p.totals)
+        if len(r) and not r.max() <= p.tau:
+            raise CorruptSketchError("a sample entry ranks above tau: altered bytes or another seed")
+        if p.parts > 1 and not np.isin(partitions_fp(p.fps, p.parts), p.covered).all():
+            raise CorruptSketchError("a partial sample holds a fingerprint of a partition it does not cover")
+        o = order(p.fps, r)
+        sk = cls(budget, head.seed, "float64" if head.float_counters else "int64")
+        sk._store, sk._fin = None, _Finished(p.fps[o], p.totals[o], p.tau, p.n_keys)
         sk._total, sk._null, sk._key_domain = head.total_weight, head.null_weight, head.key_domain
         sk._parts, sk._covered = p.parts, frozenset(p.covered)
         return sk

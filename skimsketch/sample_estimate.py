@@ -1,8 +1,9 @@
 """Join-size estimates from two coordinated priority samples (:mod:`skimsketch.sample`).
 
-A sample of a table keeps the keys of the ``m`` smallest ranks ``u(k) / f(k)^2``
-(:mod:`skimsketch.sample_rank`, one shared uniform ``u``) with their exact totals, and
-``tau``, the ``(m+1)``-th smallest rank (``inf`` when the table has at most ``m`` keys).
+A sample of a table keeps the key fingerprints of the ``n`` smallest ranks ``u(k) / f(k)^2``
+(:mod:`skimsketch.sample_rank`, one shared uniform ``u`` read from the fingerprint) with their
+exact totals, and ``tau``, the ``(n+1)``-th smallest rank (``inf`` when it kept every key); two
+samples meet on equal fingerprints.
 Given the other keys' ranks, key ``k`` is kept by both samples exactly when
 ``u(k) < min(tau_f f^2, tau_g g^2)`` (each ``tau`` is then the ``m``-th smallest rank
 among the *other* keys, fixed by them: the priority-sampling argument of Duffield, Lund
@@ -40,7 +41,7 @@ from statistics import NormalDist
 import numpy as np
 
 from .estimate import Estimate
-from .sample_rank import unit_hashes
+from .sample_rank import units
 
 __all__ = ["METHOD", "Side", "inclusion", "join_estimate"]
 
@@ -57,10 +58,10 @@ def inclusion(f: np.ndarray, g: np.ndarray, tau_f: float, tau_g: float) -> np.nd
 
 @dataclass(frozen=True)
 class Side:
-    """One sample as the estimator sees it: keys and totals in sample order, ``tau``, the table's key
-    count and total weight, and whether the totals are integers."""
+    """One sample as the estimator sees it: fingerprints and totals in sample order, ``tau``, the table's
+    fingerprint count and total weight, and whether the totals are integers."""
 
-    keys: np.ndarray
+    fps: np.ndarray
     totals: np.ndarray
     tau: float
     n_keys: int
@@ -69,7 +70,7 @@ class Side:
 
     def dropped_mean(self) -> float:
         """Mean ``|total|`` of the keys the sample dropped (0 when it kept every key)."""
-        rest = self.n_keys - len(self.keys)
+        rest = self.n_keys - len(self.fps)
         if rest <= 0:
             return 0.0
         return max(0.0, abs(float(self.total_weight)) - float(np.abs(self.totals.astype(np.float64)).sum())) / rest
@@ -77,7 +78,7 @@ class Side:
 
 def join_estimate(a: Side, b: Side, seed: int, confidence: float) -> Estimate:
     """The estimate of the module docstring with its interval at ``confidence``."""
-    _, i, j = np.intersect1d(a.keys, b.keys, assume_unique=True, return_indices=True)
+    _, i, j = np.intersect1d(a.fps, b.fps, assume_unique=True, return_indices=True)
     f, g = a.totals[i].astype(np.float64), b.totals[j].astype(np.float64)
     if math.isinf(a.tau) and math.isinf(b.tau):  # both samples kept every key: exact
         value = float(np.dot(f, g))
@@ -99,8 +100,8 @@ def _missing(a: Side, b: Side, matched: np.ndarray, seed: int) -> float:
     """``M^``'s part on the keys ``a`` kept and ``b`` did not (module docstring)."""
     if math.isinf(b.tau):
         return 0.0  # b kept every key: a key it did not keep is not in its table
-    only = np.ones(len(a.keys), dtype=bool)
+    only = np.ones(len(a.fps), dtype=bool)
     only[matched] = False
     if b.integer:  # u(k) < tau_b: |g(k)| < 1, so g(k) = 0
-        only &= unit_hashes(a.keys, seed) >= b.tau
+        only &= units(a.fps) >= b.tau
     return float(np.abs(a.totals[only].astype(np.float64)).sum()) * b.dropped_mean()

@@ -5,17 +5,19 @@ join sample"); changing one is a format change. All from :mod:`skimsketch.hashin
 seeded tabulation family of the canonical int64 key (:mod:`skimsketch.keys`)::
 
     h(k)      = word_{RANK_WORD}(k)            (u64; RANK_WORD = 2**23)
-    q(k)      = word_{RANK_WORD + 1}(k)        (u64; the key-hash partition word)
-    u(k)      = (2 * (h >> 12) + 1) * 2**-53   (IEEE double, exact: an odd multiple of 2**-53 in (0, 1))
-    w(k)      = |double(f(k))|                 (round-to-nearest conversion of the total, then abs)
-    rank(k)   = u(k) / (w(k) * w(k))           (two IEEE double operations, round to nearest even;
+    fp(k)     = h(k) >> 12                     (the key's 52-bit fingerprint: the sample is over fingerprints)
+    u         = (2 * fp + 1) * 2**-53          (IEEE double, exact: an odd multiple of 2**-53 in (0, 1))
+    w         = |double(f)|                    (round-to-nearest conversion of the total, then abs)
+    rank      = u / (w * w)                    (two IEEE double operations, round to nearest even;
                                                 w*w may overflow to inf (rank 0) or underflow to 0 (rank inf))
-    order     = (rank, k) lexicographic, k as a signed int64: a total order of distinct keys
-    part_P(k) = ((q >> 32) * P) >> 32          (partition of k among P in [1, 4096], exact u64 arithmetic)
+    order     = (rank, fp) lexicographic: a total order of distinct fingerprints
+    part_P    = ((fp & 0xFFFFFFFF) * P) >> 32  (partition of a fingerprint among P in [1, 4096], exact u64)
 
-A key whose total is zero has no rank (it is not in the table). ``u`` is uniform on
-``2**52`` points of (0, 1), so ``P(rank(k) < t) = min(1, t f(k)^2)`` up to ``2**-52``:
-the inclusion probability of the estimator (:mod:`skimsketch.sample_estimate`).
+Keys with one fingerprint (probability about ``K^2 / 2**53`` among ``K`` keys) are one
+entry of the sample, with the sum of their totals. A fingerprint whose total is zero has
+no rank (it is not in the table). ``u`` is uniform on ``2**52`` points of (0, 1), so
+``P(rank < t) = min(1, t f^2)`` up to ``2**-52``: the inclusion probability of the
+estimator (:mod:`skimsketch.sample_estimate`).
 """
 
 from __future__ import annotations
@@ -26,33 +28,41 @@ import numpy as np
 
 from .hashing import family
 
-__all__ = ["MAX_PARTITIONS", "RANK_WORD", "keys_order", "partitions", "ranks", "unit_hashes"]
+__all__ = ["FP_BITS", "MAX_PARTITIONS", "RANK_WORD", "fingerprints", "order", "partitions", "partitions_fp", "ranks",
+           "unit_hashes", "units"]
 
 RANK_WORD = 1 << 23  # far from the words of the sketches (< 2**21), AGMS (2**20 + ...) and the hierarchy (2**22 + ...)
+FP_BITS = 52
 MAX_PARTITIONS = 4096
 _SIZES = (1 << 16, 1 << 16, (1 << 17) - 1)
 _TWO_M53 = 2.0**-53
+_LOW32 = np.int64(0xFFFFFFFF)
 
 
 @lru_cache(maxsize=16)
-def _tables(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``T_i[c][RANK_WORD + j]`` for j = 0, 1: three (characters, 2) uint64 tables."""
+def _table(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``T_i[c][RANK_WORD]``: three uint64 tables."""
     fam = family(seed)
-    words = np.array([RANK_WORD, RANK_WORD + 1], dtype=np.uint64)
-    out = tuple(np.ascontiguousarray(fam.table_entries(i, np.arange(size), words)) for i, size in enumerate(_SIZES))
+    words = np.array([RANK_WORD], dtype=np.uint64)
+    out = tuple(np.ascontiguousarray(fam.table_entries(i, np.arange(size), words)[:, 0]) for i, size in enumerate(_SIZES))
     for t in out:
         t.flags.writeable = False
     return out
 
 
-def _words(keys: np.ndarray, seed: int) -> np.ndarray:
-    """``(h, q)`` of every canonical key -> (n, 2) uint64."""
-    t0, t1, t2 = _tables(seed)
+def fingerprints(keys: np.ndarray, seed: int) -> np.ndarray:
+    """``fp(k) = h(k) >> 12`` of every canonical key (int64 in ``[0, 2**52)``; module docstring)."""
+    t0, t1, t2 = _table(seed)
     c0, c1, c2 = family(seed).chars(np.ascontiguousarray(keys, dtype=np.int64))
-    out = np.take(t0, c0, axis=0)
-    out ^= np.take(t1, c1, axis=0)
-    out ^= np.take(t2, c2, axis=0)
-    return out
+    h = np.take(t0, c0)
+    h ^= np.take(t1, c1)
+    h ^= np.take(t2, c2)
+    return (h >> np.uint64(12)).astype(np.int64)
+
+
+def units(fp: np.ndarray) -> np.ndarray:
+    """``u = (2 fp + 1) 2**-53`` of fingerprints (float64 in (0, 1), exact)."""
+    return (np.asarray(fp, dtype=np.int64) * 2 + 1).astype(np.float64) * _TWO_M53
 
 
 def unit_hashes(keys: np.ndarray, seed: int) -> np.ndarray:
@@ -62,25 +72,33 @@ def unit_hashes(keys: np.ndarray, seed: int) -> np.ndarray:
     >>> bool(((u > 0) & (u < 1)).all()), round(float(u.mean()), 1)
     (True, 0.5)
     """
-    h = _words(keys, seed)[:, 0]
-    return ((h >> np.uint64(12)) * np.uint64(2) + np.uint64(1)).astype(np.float64) * _TWO_M53
+    return units(fingerprints(keys, seed))
 
 
-def ranks(keys: np.ndarray, totals: np.ndarray, seed: int) -> np.ndarray:
-    """``rank(k) = u(k) / (w * w)`` with ``w = |double(total)|`` (float64; module docstring)."""
+def ranks(fp: np.ndarray, totals: np.ndarray) -> np.ndarray:
+    """``rank = u / (w * w)`` of fingerprints with ``w = |double(total)|`` (float64; module docstring)."""
     w = np.abs(np.asarray(totals).astype(np.float64))
     with np.errstate(over="ignore", divide="ignore"):
-        return unit_hashes(keys, seed) / (w * w)
+        return units(fp) / (w * w)
 
 
-def keys_order(keys: np.ndarray, rank: np.ndarray) -> np.ndarray:
-    """The permutation sorting keys by ``(rank, key)`` (signed keys)."""
-    return np.lexsort((np.asarray(keys, dtype=np.int64), rank))
+def order(fp: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """The permutation sorting fingerprints by ``(rank, fp)``."""
+    return np.lexsort((np.asarray(fp, dtype=np.int64), rank))
+
+
+def _check_count(count) -> None:
+    if not (isinstance(count, (int, np.integer)) and 1 <= count <= MAX_PARTITIONS):
+        raise ValueError(f"partition count must be an int in [1, {MAX_PARTITIONS}], got {count!r}")
+
+
+def partitions_fp(fp: np.ndarray, count: int) -> np.ndarray:
+    """``part_count`` of every fingerprint (int64 in ``[0, count)``; module docstring)."""
+    _check_count(count)
+    return ((np.asarray(fp, dtype=np.int64) & _LOW32) * np.int64(count)) >> np.int64(32)
 
 
 def partitions(keys: np.ndarray, seed: int, count: int) -> np.ndarray:
-    """``part_count(k)`` of every key (int64 in ``[0, count)``; module docstring)."""
-    if not (isinstance(count, (int, np.integer)) and 1 <= count <= MAX_PARTITIONS):
-        raise ValueError(f"partition count must be an int in [1, {MAX_PARTITIONS}], got {count!r}")
-    q = _words(keys, seed)[:, 1]
-    return (((q >> np.uint64(32)) * np.uint64(count)) >> np.uint64(32)).astype(np.int64)
+    """``part_count(fp(k))`` of every canonical key (int64 in ``[0, count)``)."""
+    _check_count(count)
+    return partitions_fp(fingerprints(keys, seed), count)

@@ -6,10 +6,10 @@ of the table:
 
 * **native** (the session's JVM has the jar): ``skim_sample_agg(key [, weight], nbytes,
   seed)``, which the jar's optimizer rule turns into a ``GROUP BY key`` (exact totals)
-  under a sample aggregate whose partial buffers keep only the ``m + 1`` smallest ranks;
+  under a sample aggregate whose partial buffers keep only a bounded number of the smallest ranks;
 * **Python**: rows are routed by the core's key-hash partition
   (``JoinSample.partition_of(keys, P, seed)``) into ``P`` Spark partitions, each task
-  builds the pieces ``JoinSample(m, seed, dtype, partition=(i, P))`` of the partitions it
+  builds the pieces ``JoinSample(nbytes, seed, dtype, partition=(i, P))`` of the partitions it
   received (exact totals of its keys only), and the driver merges the ``P`` finished
   pieces: pieces of disjoint key-hash partitions merge exactly, so the result is the
   sample built on one machine.
@@ -37,8 +37,8 @@ _PIECE_COL = "piece"
 
 
 def nbytes_of(sample: ss.JoinSample) -> int:
-    """The ``nbytes`` for which ``JoinSample.for_bytes`` (and ``skim_sample_agg``) gives ``sample``'s capacity."""
-    return ss.sample.OVERHEAD + sample.capacity * (16 if sample.float_counters else 12)
+    """The ``nbytes`` of ``JoinSample.for_bytes`` (and ``skim_sample_agg``) that gives ``sample``: its budget."""
+    return sample.budget
 
 
 def _template(sample) -> ss.JoinSample:
@@ -106,7 +106,7 @@ def _python(df, column: str, sample, weight: str | None):
     import pyarrow as pa
     from pyspark.sql import functions as F
 
-    parts, seed, m, dtype = _parts(df), sample.seed, sample.capacity, sample.dtype
+    parts, seed, budget, dtype = _parts(df), sample.seed, sample.budget, sample.dtype
     cols = [F.col(column).alias("k")] + ([] if weight is None else [F.col(weight).alias("w")])
     keyed = df.select(*cols)
     from pyspark.sql.types import LongType, StructField, StructType
@@ -125,7 +125,7 @@ def _python(df, column: str, sample, weight: str | None):
             p = b.column(b.num_columns - 1).to_numpy(zero_copy_only=False)
             for i in set(p.tolist()):
                 rows = b.filter(pa.array(p == i))
-                piece = pieces.setdefault(i, ss.JoinSample(m, seed, dtype, partition=(i, parts)))
+                piece = pieces.setdefault(i, ss.JoinSample(budget, seed, dtype, partition=(i, parts)))
                 piece.update(rows.column(0), None if weight is None else rows.column(1))
         if pieces:
             yield pa.RecordBatch.from_arrays([pa.array([p.to_bytes() for p in pieces.values()], pa.binary())],
@@ -136,7 +136,7 @@ def _python(df, column: str, sample, weight: str | None):
         blobs = [bytes(r[0]) for r in routed.mapInArrow(build, f"{_PIECE_COL} binary").collect()]
     got = [ss.JoinSample.from_bytes(b) for b in blobs]
     covered = {i for g in got for i in g.partition[0]} if got else set()
-    got += [ss.JoinSample(m, seed, dtype, partition=(i, parts)) for i in range(parts) if i not in covered]
+    got += [ss.JoinSample(budget, seed, dtype, partition=(i, parts)) for i in range(parts) if i not in covered]
     total = got[0]
     for g in got[1:]:
         total = total.merge(g)
@@ -145,7 +145,7 @@ def _python(df, column: str, sample, weight: str | None):
 
 def sample_column(df, column: str, sample, weight: str | None = None, path: str = "auto") -> ss.JoinSample:
     """The ``JoinSample`` of ``df[column]`` (weighted by ``df[weight]``) shaped like the empty template
-    ``sample`` (its capacity, seed and dtype), finished (as read from its bytes); ``path`` as in
+    ``sample`` (its budget, seed and dtype), finished (as read from its bytes); ``path`` as in
     :func:`spark_udaf.build.sketch_column`."""
     _template(sample)
     if _use_native(df, column, sample, weight, path):

@@ -87,6 +87,6 @@ def estimate_row(e) -> dict:
 
 def sketch_row(sk) -> dict:
     """A sketch's :data:`SKETCH` fields (the seed as a ``Decimal``, which Spark requires of ``DECIMAL``)."""
-    width, depth = (sk.width, sk.depth) if hasattr(sk, "width") else (sk.capacity, 1)  # a join sample: capacity, 1
+    width, depth = (sk.width, sk.depth) if hasattr(sk, "width") else (sk.budget, 1)  # a join sample: its byte budget, 1
     return {"kind": type(sk).__name__, "width": width, "depth": depth, "seed": Decimal(sk.seed),
             "total_weight": float(sk.total_weight), "null_weight": float(sk.null_weight)}

@@ -1,16 +1,20 @@
 """Golden join samples (format kind 5): the builders, their bytes, and the estimate vectors for the JVM.
 
-``golden_sample/v4_<name>.bin`` holds the bytes ``to_bytes`` wrote for each builder
-(``tests/core/test_sample_golden.py`` checks they are still written and read the same).
-``golden_sample/estimates.tsv`` holds estimate vectors in the format of
-``tests/spark_udaf/golden_estimates.py`` (``sample  name  hex`` lines, then
-``op  confidence  a  b  key  expected``), answered by the core: the JVM port of the sample
-(``skim_sample_agg`` and the estimate functions) reproduces the bytes and the answers from
-them. They are kept apart from the sketches' vectors so that the JVM self-test is unchanged
-until the JVM reads kind 5; :func:`lines` is the generator to wire into
-``golden_estimates.py`` then.
+Two sets, both in ``golden_sample/``:
 
-Write the missing files (existing blobs are never rewritten; the TSV is regenerated)::
+* **layout 2** (what ``to_bytes`` writes): ``compact_<name>.bin`` holds the bytes ``to_bytes``
+  wrote for each builder of :data:`BUILDERS`, and ``compact_estimates.tsv`` the estimate vectors
+  in the format of ``tests/spark_udaf/golden_estimates.py`` (``sample  name  hex`` lines, then
+  ``op  confidence  a  b  key  expected``), answered by the core. The JVM port reproduces the
+  bytes (every blob reads and writes back byte for byte) and the answers.
+* **layout 1** (read compatibility, frozen): ``v4_<name>.bin`` and ``estimates.tsv``, written by
+  the previous release (12-byte entries, keys). They are never rewritten: every blob but the
+  partial ``piece`` reads (converted to fingerprints, :mod:`skimsketch.sample`), and every
+  ``join``/``self``/``freq`` answer of ``estimates.tsv`` is still the core's answer; ``info``
+  answers name the converted sample's budget ``100 + 12 m`` and its layout-2 size now, and the
+  partial piece is refused (``test_sample.py`` checks all of it).
+
+Write the missing layout-2 files (existing blobs are never rewritten; the TSV is regenerated)::
 
     PYTHONPATH=$PWD python -m tests.core.sample_golden
 """
@@ -24,7 +28,10 @@ import numpy as np
 import skimsketch as ss
 
 DIR = Path(__file__).parent / "golden_sample"
-TSV = DIR / "estimates.tsv"
+TSV = DIR / "compact_estimates.tsv"
+LEGACY_TSV = DIR / "estimates.tsv"  # layout 1: frozen
+LEGACY = ("complete", "zipf", "zipf_g", "strings_deletes", "wide", "float", "piece", "merged_pieces", "empty",
+          "other_seed")
 
 
 def _zipf(seed: int, n: int, domain: int) -> np.ndarray:
@@ -40,30 +47,54 @@ def _pieces(keys, nbytes: int, seed: int, parts: int) -> list:
         for i in range(parts)]
 
 
+def _extreme() -> ss.JoinSample:
+    """Totals of every varint length, negative ones, and |total| >= 2**62 (one key a batch: a batch's |weights|
+    sum within int64)."""
+    s = ss.JoinSample.for_bytes(300, seed=43)
+    weights = [(-1) ** i * (2**62 + i) for i in range(15)] + [-1, 1, -64, 64, -65, 63, 2**31, -(2**31), 127, 128,
+                                                              300, -300, 2**56, -(2**56), 5, 2**49, -(2**35)]
+    for k, w in enumerate(weights):
+        s.update([k], weights=[w])
+    return s
+
+
+def _merged() -> ss.JoinSample:
+    p = _pieces(_zipf(1, 5000, 2000), 300, 42, 3)
+    return p[2].merge(p[0]).merge(p[1])
+
+
 BUILDERS = {
     # a sample that kept every key (tau infinite)
     "complete": lambda: ss.JoinSample.for_bytes(512, seed=41).update([3, 1, 4, 1, 5, 9, 2, 6, None]),
-    # the rank order and tau over a skewed table (int32 totals)
+    # the rank order, the longest prefix that fits, and tau over a skewed table
     "zipf": lambda: ss.JoinSample.for_bytes(1024, seed=42).update(_zipf(1, 5000, 2000)),
     "zipf_g": lambda: ss.JoinSample.for_bytes(1024, seed=42).update(_zipf(2, 4000, 2000) + 5),
     # string keys, deletes that empty a key, a null
     "strings_deletes": lambda: ss.JoinSample.for_bytes(400, seed=42).update(
         [f"user{i % 61}" for i in range(900)] + [None]).update(["user1", "user2"], weights=[-15, -3]),
-    # totals beyond int32: a whole sample keeps floor(3m/4) entries as int64
+    # totals beyond int32 (longer varints)
     "wide": lambda: ss.JoinSample.for_bytes(400, seed=43).update(np.arange(40), weights=np.arange(40) * 2**33 + 1),
+    # negative totals and 10-byte varints (|total| >= 2**62)
+    "extreme_totals": lambda: _extreme(),
     # float totals
     "float": lambda: ss.JoinSample.for_bytes(600, seed=42, dtype="float64").update(
         _zipf(3, 800, 300), weights=np.linspace(0.25, 3.0, 800)),
-    # a partial piece (partition 1 of 3), and the merge of all three pieces (== "zipf")
-    "piece": lambda: _pieces(_zipf(1, 5000, 2000), 1024, 42, 3)[1],
-    "merged_pieces": lambda: _pieces(_zipf(1, 5000, 2000), 1024, 42, 3)[2].merge(
-        _pieces(_zipf(1, 5000, 2000), 1024, 42, 3)[0]).merge(_pieces(_zipf(1, 5000, 2000), 1024, 42, 3)[1]),
+    # a partial piece (partition 1 of 3: min(K, C) entries, beyond the budget), and the merge of all three
+    # pieces (== the whole sample of the same rows at 300 bytes)
+    "piece": lambda: _pieces(_zipf(1, 5000, 2000), 300, 42, 3)[1],
+    "merged_pieces": _merged,
     "empty": lambda: ss.JoinSample.for_bytes(256, seed=42),
     "other_seed": lambda: ss.JoinSample.for_bytes(1024, seed=7).update(_zipf(1, 5000, 2000)),
+    # a layout-1 sample (the previous release's v4_zipf.bin) read and written again: its entries as they were
+    "from_layout1": lambda: ss.from_bytes((DIR / "v4_zipf.bin").read_bytes()),
 }
 
 
 def path(name: str) -> Path:
+    return DIR / f"compact_{name}.bin"
+
+
+def legacy_path(name: str) -> Path:
     return DIR / f"v4_{name}.bin"
 
 
@@ -72,7 +103,8 @@ def cases() -> list[tuple]:
     out = []
     for a, b in (("zipf", "zipf_g"), ("zipf", "zipf"), ("zipf", "complete"), ("complete", "complete"),
                  ("zipf", "float"), ("wide", "complete"), ("zipf", "empty"), ("merged_pieces", "zipf_g"),
-                 ("strings_deletes", "strings_deletes"), ("zipf", "other_seed"), ("zipf", "strings_deletes")):
+                 ("strings_deletes", "strings_deletes"), ("zipf", "other_seed"), ("zipf", "strings_deletes"),
+                 ("piece", "zipf_g"), ("extreme_totals", "wide"), ("from_layout1", "zipf_g")):
         out.append(("join", 0.95, a, b, None))
     for c in (0.5, 0.99):
         out.append(("join", c, "zipf", "zipf_g", None))
@@ -80,7 +112,7 @@ def cases() -> list[tuple]:
         out.append(("self", 0.95, name, None, None))
         out.append(("info", None, name, None, None))
     for k in ("int:0", "int:1", "int:3", "int:1999", "int:-5", "str:" + b"user5".hex()):
-        for name in ("zipf", "complete", "strings_deletes", "float"):
+        for name in ("zipf", "complete", "strings_deletes", "float", "piece", "extreme_totals"):
             out.append(("freq", 0.95, name, None, k))
     return out
 
@@ -105,7 +137,7 @@ def answer(op: str, conf, a: bytes, b: bytes | None, key: str | None) -> str:
         elif op == "freq":
             e = s.frequency(_key(key), conf)
         else:
-            return " ".join(["JoinSample", str(s.capacity), "1", str(s.seed), _num(s.total_weight),
+            return " ".join(["JoinSample", str(s.budget), "1", str(s.seed), _num(s.total_weight),
                              _num(s.null_weight), str(s.nbytes)])
     except ss.SketchError as err:
         return f"!{type(err).__name__} {err}"
@@ -121,13 +153,30 @@ def lines() -> list[str]:
     return out
 
 
+def legacy_answers() -> list[tuple[list[str], str]]:
+    """(fields, the core's answer now) of every query line of the frozen layout-1 ``estimates.tsv``."""
+    blobs, out = {}, []
+    for line in LEGACY_TSV.read_text().splitlines():
+        f = line.split("\t")
+        if line.startswith("#"):
+            continue
+        if f[0] == "sample":
+            blobs[f[1]] = bytes.fromhex(f[2])
+            continue
+        op, conf, a, b, key = f[:5]
+        got = answer(op, None if conf == "-" else float(conf), blobs[a], None if b == "-" else blobs[b],
+                     None if key == "-" else key)
+        out.append((f, got))
+    return out
+
+
 def main() -> None:
     DIR.mkdir(exist_ok=True)
     for name, build in BUILDERS.items():
         if not path(name).exists():
             path(name).write_bytes(build().to_bytes())
             print(f"wrote {path(name).name}")
-    header = "# op\tconfidence\ta\tb\tkey\texpected  (generated by tests/core/sample_golden.py)"
+    header = "# op\tconfidence\ta\tb\tkey\texpected  (layout 2, generated by tests/core/sample_golden.py)"
     TSV.write_text("\n".join([header, *lines()]) + "\n")
     print(f"wrote {TSV}")
 

@@ -89,7 +89,7 @@ def test_the_python_sql_functions_answer_samples_as_the_core():
     assert sql.join_impl([ab], [bb], False) == [e.value]
     assert sql.self_join_impl([ab], False) == [ss.from_bytes(ab).self_join_size().value]
     info = sql.info_impl([ab])[0]
-    assert (info["kind"], info["width"], info["depth"], info["nbytes"]) == ("JoinSample", a.capacity, 1, len(ab))
+    assert (info["kind"], info["width"], info["depth"], info["nbytes"]) == ("JoinSample", a.budget, 1, len(ab))
     sketch = ss.SkimmedSketch.for_bytes(4096).update([1]).to_bytes()
     with pytest.raises(ss.IncompatibleSketchError, match=r"type differs \('JoinSample' != 'SkimmedSketch'\)"):
         sql.join_impl([ab], [sketch], False)

@@ -17,7 +17,7 @@ from .test_native import _core, SCHEMA
 
 pytestmark = pytest.mark.spark
 
-GOLDEN = Path(__file__).parents[1] / "core" / "golden_sample" / "estimates.tsv"
+GOLDEN = Path(__file__).parents[1] / "core" / "golden_sample" / "compact_estimates.tsv"  # layout 2
 JAR_COPY = native.SOURCES / "io" / "skimsketch" / "spark" / "golden-sample-estimates.tsv"
 
 
@@ -138,7 +138,7 @@ def test_estimate_functions_on_sql_samples_give_the_core_answers(sspark):
             [want.value, want.low, want.high, want.confidence], rel=1e-9) and e.method == want.method == "sample"
     assert a.join_size(b).low < a.join_size(b).high  # the samples dropped keys: a real interval
     assert got.f == a.frequency(1).value and got.f2 == a.frequency(499).value
-    assert (got.i.kind, got.i.width, got.i.total_weight, got.i.nbytes) == ("JoinSample", a.capacity,
+    assert (got.i.kind, got.i.width, got.i.total_weight, got.i.nbytes) == ("JoinSample", a.budget,
                                                                           a.total_weight, len(r.a))
 
 
