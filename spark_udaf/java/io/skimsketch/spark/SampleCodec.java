@@ -125,7 +125,7 @@ final class SampleCodec {
             long q = 0;
             while (true) {
                 if (p >= end) {
-                    throw bad("sample fingerprint section: gap " + i + " of " + n + " overruns its " + len + " bytes");
+                    throw bad("sample fingerprint section ends inside a delta");
                 }
                 int bit = (b[off + (int) (p >>> 3)] >>> (7 - (int) (p & 7))) & 1;
                 p++;
@@ -133,11 +133,11 @@ final class SampleCodec {
                     break;
                 }
                 if (++q > qmax) {
-                    throw bad("sample fingerprint section: a fingerprint is not below 2^52");
+                    throw bad("sample fingerprint at or above 2**52");
                 }
             }
             if (p + r > end) {
-                throw bad("sample fingerprint section: gap " + i + " of " + n + " overruns its " + len + " bytes");
+                throw bad("sample fingerprint section ends inside a delta");
             }
             long low = 0;
             for (int j = 0; j < r; j++) {
@@ -146,18 +146,18 @@ final class SampleCodec {
             }
             long fp = prev + 1 + ((q << r) | low);
             if (fp >= SampleRank.FP_LIMIT) {
-                throw bad("sample fingerprint section: a fingerprint is not below 2^52");
+                throw bad("sample fingerprint at or above 2**52");
             }
             fps[i] = fp;
             prev = fp;
         }
-        if ((p + 7) >>> 3 != len) {
-            throw bad("sample fingerprint section: " + len + " bytes, its " + n + " gaps need " + ((p + 7) >>> 3));
+        boolean padded = (p + 7) >>> 3 == len;
+        for (long z = p; padded && z < end; z++) {
+            padded = ((b[off + (int) (z >>> 3)] >>> (7 - (int) (z & 7))) & 1) == 0;
         }
-        for (; p < end; p++) {
-            if (((b[off + (int) (p >>> 3)] >>> (7 - (int) (p & 7))) & 1) != 0) {
-                throw bad("sample fingerprint section: non-zero padding bits");
-            }
+        if (!padded) {
+            throw bad("sample fingerprint section is " + len + " bytes, its " + n + " deltas use " + p
+                    + " bits (extra bytes or non-zero padding)");
         }
         return fps;
     }
@@ -187,7 +187,7 @@ final class SampleCodec {
     /** n zigzag varints filling exactly the len-byte section at off (canonical, at most 10 bytes each). */
     static long[] varintDecode(byte[] b, int off, int len, int n) {
         if (n > len) {
-            throw bad("sample totals section: " + len + " bytes cannot hold " + n + " totals");
+            throw bad("sample totals section of " + len + " bytes does not hold exactly " + n + " varints");
         }
         long[] out = new long[n];
         int pos = off;
@@ -196,19 +196,19 @@ final class SampleCodec {
             long z = 0;
             for (int j = 0;; j++) {
                 if (j == 10) {
-                    throw bad("sample totals section: a varint longer than 10 bytes");
+                    throw bad("sample total varint longer than 64 bits");
                 }
                 if (pos >= end) {
-                    throw bad("sample totals section: total " + i + " of " + n + " overruns its " + len + " bytes");
+                    throw bad("sample totals section of " + len + " bytes does not hold exactly " + n + " varints");
                 }
                 int c = b[pos++] & 0xFF;
                 if (j == 9 && c > 1) {
-                    throw bad("sample totals section: a varint's 10th byte is above 1");
+                    throw bad("sample total varint longer than 64 bits");
                 }
                 z |= (long) (c & 0x7F) << (7 * j);
                 if ((c & 0x80) == 0) {
                     if (c == 0 && j > 0) {
-                        throw bad("sample totals section: a non-canonical (overlong) varint");
+                        throw bad("sample total varint is overlong (not canonical)");
                     }
                     break;
                 }
@@ -216,7 +216,7 @@ final class SampleCodec {
             out[i] = (z >>> 1) ^ -(z & 1);
         }
         if (pos != end) {
-            throw bad("sample totals section: " + len + " bytes, its " + n + " totals use " + (pos - off));
+            throw bad("sample totals section of " + len + " bytes does not hold exactly " + n + " varints");
         }
         return out;
     }

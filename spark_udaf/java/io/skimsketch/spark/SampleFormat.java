@@ -232,9 +232,6 @@ final class SampleFormat {
             throw bad("sample partition count " + parts + " disagrees with its partial flag " + xflags + " (1 for a "
                     + "whole sample, 2.." + SampleRank.MAX_PARTITIONS + " for a partial one)");
         }
-        if (Double.isNaN(tau) || !(tau > 0)) {
-            throw bad("sample threshold tau " + Keys.pyRepr(tau) + " is not positive");
-        }
         Head h = new Head();
         h.seed = seed;
         h.isFloat = isFloat;
@@ -263,8 +260,16 @@ final class SampleFormat {
         int parts;
     }
 
-    /** The empty flag, key domain and (every key kept, integer totals) total-weight rules. */
-    private static void checkWeights(Head h, long[] totals) {
+    /** The rules both layouts share: tau against the counts, totals, the empty flag, the key domain. */
+    private static void checkState(Head h, long[] totals) {
+        if (Double.isNaN(h.tau) || !(h.tau > 0)) {
+            throw bad("sample threshold tau " + Keys.pyRepr(h.tau) + " is not positive");
+        }
+        if (Long.compareUnsigned(h.n, h.nKeys) > 0 || Double.isInfinite(h.tau) != (h.n == h.nKeys)) {
+            throw bad("sample with " + h.n + " entries of " + Long.toUnsignedString(h.nKeys) + " keys and tau "
+                    + Keys.pyRepr(h.tau) + " (format.py, kind 5: at most every key, and tau infinite exactly when all "
+                    + "are kept)");
+        }
         for (long t : totals) {
             double d = Double.longBitsToDouble(t);
             if (h.isFloat ? !(Double.isFinite(d) && d != 0.0) : t == 0) {
@@ -315,17 +320,25 @@ final class SampleFormat {
     /** Layout 2: budget, Rice-coded fingerprints, varint or float64 totals. */
     private static SampleState decodeV2(byte[] blob, ByteBuffer b, Head h, int ctype, long budget, long e) {
         if (ctype == 3) {
-            throw bad("a layout-2 join sample writes int64 (counter type 1) or float64 (2) totals, got counter type 3");
+            throw bad("a layout-2 join sample has int64 (type 1) or float64 (type 2) totals");
         }
         if (budget < SampleState.MIN_BUDGET) {
-            throw bad("sample budget " + budget + " outside [" + SampleState.MIN_BUDGET + ", " + SampleState.MAX_BUDGET
-                    + "]");
+            throw bad("sample budget " + budget + " bytes outside [" + SampleState.MIN_BUDGET + ", "
+                    + SampleState.MAX_BUDGET + "]");
         }
         boolean partial = h.parts > 1;
         int nb = partial ? (h.parts + 7) / 8 : 0;
         int x = HEADER;
+        if (partial && h.n > SampleState.maxEntries(budget, h.isFloat)) {
+            throw bad("a partial sample of budget " + budget + " holds " + h.n + " entries, more than "
+                    + SampleState.maxEntries(budget, h.isFloat));
+        }
+        if (!partial && blob.length > budget) {
+            throw bad("a whole sample of " + blob.length + " bytes exceeds its budget of " + budget + " bytes");
+        }
         if (e < EXT_HEAD + nb + 5) {
-            throw bad("sample extension truncated: " + e + " bytes, need at least " + (EXT_HEAD + nb + 5));
+            throw bad(e < EXT_HEAD + nb ? "sample extension truncated inside its partition bitmap"
+                    : "sample extension truncated before its fingerprint section");
         }
         BitSet covered = new BitSet();
         covered.set(0);
@@ -336,32 +349,28 @@ final class SampleFormat {
         if (r > SampleCodec.MAX_RICE) {
             throw bad("sample Rice parameter " + r + " above " + SampleCodec.MAX_RICE);
         }
+        if (h.n == 0 && (r != 0 || (b.getInt(x + EXT_HEAD + nb + 1) != 0))) {
+            throw bad("sample with no entries has a fingerprint section or a Rice parameter");
+        }
         long len = b.getInt(x + EXT_HEAD + nb + 1) & 0xFFFFFFFFL;
         long rest = e - EXT_HEAD - nb - 5;
         if (len > rest) {
-            throw bad("sample fingerprint section of " + len + " bytes overruns the " + rest + " bytes left");
+            throw bad("sample fingerprint section of " + len + " bytes overruns the extension");
         }
         long n = h.n;
-        if (Long.compareUnsigned(n, h.nKeys) > 0) {
-            throw bad("sample of " + n + " entries of " + Long.toUnsignedString(h.nKeys) + " keys (at most all)");
-        }
-        if (Double.isInfinite(h.tau) != (n == h.nKeys)) {
-            throw bad("sample with " + n + " entries of " + Long.toUnsignedString(h.nKeys) + " keys and tau "
-                    + Keys.pyRepr(h.tau) + " (tau is infinite exactly when every key is kept)");
-        }
         if (n > 8 * len) {
-            throw bad("sample fingerprint section: " + len + " bytes cannot hold " + n + " gaps");
+            throw bad("sample of " + n + " entries in a " + len + "-byte fingerprint section");
         }
         int at = x + EXT_HEAD + nb + 5;
         long[] fps = SampleCodec.riceDecode(blob, at, (int) len, (int) n, r);
         if (SampleCodec.riceParameter(fps, (int) n) != r) {
-            throw bad("sample Rice parameter " + r + " is not the one of fewest bits (the smallest such)");
+            throw bad("sample Rice parameter " + r + " is not the best one for its fingerprints");
         }
         int tlen = (int) (rest - len);
         long[] totals;
         if (h.isFloat) {
             if (tlen != 8 * n) {
-                throw bad("sample totals section: " + tlen + " bytes, " + n + " float64 totals need " + 8 * n);
+                throw bad("sample totals section of " + tlen + " bytes, " + n + " float totals need " + 8 * n);
             }
             totals = new long[(int) n];
             for (int i = 0; i < n; i++) {
@@ -370,14 +379,7 @@ final class SampleFormat {
         } else {
             totals = SampleCodec.varintDecode(blob, at + (int) len, tlen, (int) n);
         }
-        checkWeights(h, totals);
-        if (!partial && blob.length > budget) {
-            throw bad("a whole sample of " + blob.length + " bytes exceeds its budget " + budget);
-        }
-        if (partial && n > SampleState.maxEntries(budget, h.isFloat)) {
-            throw bad("a partial sample of " + n + " entries exceeds the " + SampleState.maxEntries(budget, h.isFloat)
-                    + " of its budget " + budget);
-        }
+        checkState(h, totals);
         double[] ranks = new double[(int) n];
         for (int i = 0; i < n; i++) {
             ranks[i] = SampleRank.rank(fps[i], h.isFloat ? Double.longBitsToDouble(totals[i]) : (double) totals[i]);
@@ -385,7 +387,7 @@ final class SampleFormat {
                 throw bad("a sample entry ranks above tau: altered bytes or another seed");
             }
             if (partial && !covered.get(SampleRank.partition(fps[i], h.parts))) {
-                throw bad("a partial sample holds a key of a partition it does not cover");
+                throw bad("a partial sample holds a fingerprint of a partition it does not cover");
             }
         }
         return state(h, (int) budget, fps, totals, covered).inRankOrder(ranks);
@@ -396,8 +398,11 @@ final class SampleFormat {
         if (h.parts > 1) {
             throw bad("a layout-1 partial join sample cannot be read by this version: rebuild the pieces");
         }
+        if (width < V1_MIN_CAPACITY || width > V1_MAX_CAPACITY) {
+            throw bad("sample capacity " + width + " outside [" + V1_MIN_CAPACITY + ", " + V1_MAX_CAPACITY + "]");
+        }
+        int m = (int) width;
         int cw = ctype == 3 ? 4 : 8;
-        int m = (int) Math.min(width, Integer.MAX_VALUE);
         long n = h.n;
         long size = EXT_HEAD + (8L + cw) * n;
         if (e != size) {
@@ -407,10 +412,9 @@ final class SampleFormat {
         long nKeys = h.nKeys;
         long want = Long.compareUnsigned(nKeys, Long.MAX_VALUE) > 0 ? -1
                 : Math.min(nKeys, wide ? (3L * m) / 4 : m);
-        if (n != want || Double.isInfinite(h.tau) != (n == nKeys)) {
+        if (n != want) {
             throw bad("sample of capacity " + m + " with " + n + " entries of " + Long.toUnsignedString(nKeys)
-                    + " keys and tau " + Keys.pyRepr(h.tau) + " (format.py, kind 5: the entries kept, and tau infinite "
-                    + "exactly when all are)");
+                    + " keys (format.py, kind 5, layout 1: the entries kept)");
         }
         int off = HEADER + EXT_HEAD;
         long[] keys = new long[(int) n];
@@ -422,46 +426,26 @@ final class SampleFormat {
         if (wide && Double.isInfinite(h.tau) && fitsInt(totals)) {
             throw bad("non-canonical total width: int64 totals that all fit in int32");
         }
-        checkWeights(h, totals);
-        if (m < V1_MIN_CAPACITY || m > V1_MAX_CAPACITY) {
-            throw bad("sample capacity " + m + " outside [" + V1_MIN_CAPACITY + ", " + V1_MAX_CAPACITY + "]");
-        }
+        checkState(h, totals);
+        // keys in (rank, key) order -> fingerprints (distinct, ranks non-decreasing), then the rank-above-tau rule
         SampleRank r = SampleRank.of(h.seed);
-        double prev = 0;
-        Set<Long> seen = new HashSet<>();
+        Set<Long> seenKeys = new HashSet<>();
+        Set<Long> seenFps = new HashSet<>();
         long[] fps = new long[(int) n];
+        double[] ranks = new double[(int) n];
+        boolean ok = true;
         for (int i = 0; i < n; i++) {
             fps[i] = r.fp(keys[i]);
-            double rk = SampleRank.rank(fps[i], h.isFloat ? Double.longBitsToDouble(totals[i]) : (double) totals[i]);
-            if ((i > 0 && SampleRank.compare(prev, keys[i - 1], rk, keys[i]) >= 0) || rk > h.tau) {
-                throw bad("sample entries are not in (rank, key) order below tau: altered bytes or another seed");
-            }
-            prev = rk;
-            if (!seen.add(keys[i])) {
-                throw bad("sample holds a key twice");
-            }
-        }
-        // two keys of one fingerprint are one entry with the sum of their totals
-        SampleTotals byFp = new SampleTotals(h.isFloat);
-        for (int i = 0; i < n; i++) {
-            byFp.add(fps[i], totals[i]);
-        }
-        long distinct = byFp.nonZero();
-        if (distinct != n) {
-            long[] f2 = new long[(int) distinct];
-            long[] t2 = new long[(int) distinct];
-            int[] j = {0};
-            byFp.forEach((fp, t) -> {
-                f2[j[0]] = fp;
-                t2[j[0]++] = t;
-            });
-            h.nKeys -= n - distinct;
-            fps = f2;
-            totals = t2;
-        }
-        double[] ranks = new double[fps.length];
-        for (int i = 0; i < fps.length; i++) {
             ranks[i] = SampleRank.rank(fps[i], h.isFloat ? Double.longBitsToDouble(totals[i]) : (double) totals[i]);
+            ok &= seenKeys.add(keys[i]) && seenFps.add(fps[i]) && (i == 0 || !(ranks[i] < ranks[i - 1]));
+        }
+        if (!ok) {
+            throw bad("layout-1 sample entries are not distinct keys in rank order");
+        }
+        for (double rk : ranks) {
+            if (rk > h.tau) {
+                throw bad("a sample entry ranks above tau: altered bytes or another seed");
+            }
         }
         BitSet covered = new BitSet();
         covered.set(0);

@@ -8,8 +8,8 @@ import org.apache.spark.sql.types.Decimal;
 import org.apache.spark.unsafe.types.UTF8String;
 
 /**
- * skim_sketch_info of a join sample (EstimateFunctions hands kind-5 bytes here): the width is the
- * header's width field (the budget B of layout 2, the capacity m of a layout-1 blob).
+ * skim_sketch_info of a join sample (EstimateFunctions hands kind-5 bytes here), as the core's: the width
+ * is the budget B (a layout-1 blob's converted budget) and nbytes the size of its layout-2 bytes.
  */
 final class SampleFunctions {
     private SampleFunctions() {}
@@ -17,7 +17,7 @@ final class SampleFunctions {
     static InternalRow info(byte[] a) {
         SampleState s = SampleEstimator.load(a, "skim_sketch_info(a)");
         BigInteger seed = new BigInteger(Long.toUnsignedString(s.seed));
-        return new GenericInternalRow(new Object[] {UTF8String.fromString("JoinSample"), (int) SampleFormat.width(a), 1,
-            Decimal.apply(new BigDecimal(seed), 20, 0), s.totalWeight(), s.nullWeight(), (long) a.length});
+        return new GenericInternalRow(new Object[] {UTF8String.fromString("JoinSample"), s.nbytes, 1,
+            Decimal.apply(new BigDecimal(seed), 20, 0), s.totalWeight(), s.nullWeight(), (long) s.toBytes().length});
     }
 }

@@ -43,6 +43,7 @@ final class SampleSelfTest {
     /** Checks every vector; returns how many there were. */
     static int golden() throws Exception {
         int n = vectors("golden-sample-estimates.tsv", true);
+        check(vectors("golden-sample-layout1-estimates.tsv", true) >= 50, "the layout-1 vectors");
         codec();
         bounded();
         pieces();
@@ -113,6 +114,13 @@ final class SampleSelfTest {
                 n++;
                 String got = answerOrError(f, blobs);
                 String want = f[5];
+                if (f[0].equals("info") && layout(blobs.get(f[2])) == 1) { // the converted budget and layout-2 size
+                    String[] w = want.split(" ");
+                    SampleState s = SampleFormat.decode(blobs.get(f[2]));
+                    w[1] = Integer.toString(s.nbytes);
+                    w[6] = Integer.toString(converted.get(f[2]).length);
+                    want = String.join(" ", w);
+                }
                 check(same(want, got), "golden sample vector " + String.join(" ", java.util.Arrays.copyOf(f, 5))
                         + ": expected " + want + ", got " + got);
                 if (!f[0].equals("info")) {
@@ -122,8 +130,9 @@ final class SampleSelfTest {
                 }
             }
         }
-        if (blobs.containsKey("complete") && layout(blobs.get("complete")) == 1) {
-            check(rebuilt(converted), "the core's golden samples rebuilt on the JVM");
+        if (blobs.containsKey("complete")) {
+            check(layout(blobs.get("complete")) == 1 ? rebuilt(converted) : rebuiltCompact(blobs),
+                    "the core's golden samples rebuilt on the JVM (" + resource + ")");
         }
         fuzz(blobs);
         fuzz(converted);
@@ -158,8 +167,8 @@ final class SampleSelfTest {
             }
             default: {
                 SampleState s = SampleFormat.decode(a);
-                return "JoinSample " + SampleFormat.width(a) + " 1 " + Long.toUnsignedString(s.seed) + " " + Keys.pyRepr(s.totalWeight())
-                        + " " + Keys.pyRepr(s.nullWeight()) + " " + a.length;
+                return "JoinSample " + s.nbytes + " 1 " + Long.toUnsignedString(s.seed) + " " + Keys.pyRepr(s.totalWeight())
+                        + " " + Keys.pyRepr(s.nullWeight()) + " " + s.toBytes().length;
             }
         }
         return Keys.pyRepr(e.value) + " " + Keys.pyRepr(e.low) + " " + Keys.pyRepr(e.high) + " "
@@ -413,6 +422,30 @@ final class SampleSelfTest {
                 && java.util.Arrays.equals(java.util.Arrays.copyOfRange(b, 101, 101 + sec.length), sec)
                 && b[101 + sec.length] == (sorted[0] == fps[0] ? 10 : 3) && b[102 + sec.length] == (sorted[0] == fps[0] ? 3 : 10),
                 "the layout-2 bytes of a two-key sample");
+    }
+
+    /** Some layout-2 golden samples rebuilt from their rows (tests/core/sample_golden.py's builders). */
+    private static boolean rebuiltCompact(Map<String, byte[]> blobs) {
+        SampleState complete = SampleState.building(512, 41, false);
+        for (long k : new long[] {3, 1, 4, 1, 5, 9, 2, 6}) {
+            complete.add(k, 1, 1L);
+        }
+        complete.add(null, 1, 1L);
+        SampleState wide = SampleState.building(400, 43, false);
+        for (long k = 0; k < 40; k++) {
+            wide.add(k, 1, k * (1L << 33) + 1);
+        }
+        SampleState extreme = SampleState.building(300, 43, false);
+        long[] w = {-1, 1, -64, 64, -65, 63, 1L << 31, -(1L << 31), 127, 128, 300, -300, 1L << 56, -(1L << 56), 5,
+            1L << 49, -(1L << 35)};
+        for (int k = 0; k < 15 + w.length; k++) {
+            extreme.add((long) k, 1, k < 15 ? (k % 2 == 0 ? 1 : -1) * ((1L << 62) + k) : w[k - 15]);
+        }
+        SampleState empty = SampleState.building(256, 42, false);
+        return java.util.Arrays.equals(complete.toBytes(), blobs.get("complete"))
+                && java.util.Arrays.equals(wide.toBytes(), blobs.get("wide"))
+                && java.util.Arrays.equals(extreme.toBytes(), blobs.get("extreme_totals"))
+                && java.util.Arrays.equals(empty.toBytes(), blobs.get("empty"));
     }
 
     /** Some golden samples rebuilt from their rows (tests/core/sample_golden.py's builders) at the converted budget. */
