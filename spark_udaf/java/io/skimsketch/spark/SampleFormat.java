@@ -35,11 +35,6 @@ final class SampleFormat {
         return b != null && b.length > 6 && b[0] == 'S' && b[1] == 'K' && b[2] == 'S' && b[3] == 'K' && b[6] == 5;
     }
 
-    /** The header's width field: the budget B (layout 2), or the capacity m (layout 1). */
-    static long width(byte[] b) {
-        return ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN).getInt(8) & 0xFFFFFFFFL;
-    }
-
     /** The core's class name of the kind in sketch bytes (for the incompatibility message). */
     static String typeName(byte[] b) {
         if (isSample(b)) {

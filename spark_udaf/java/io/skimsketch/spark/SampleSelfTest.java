@@ -231,12 +231,44 @@ final class SampleSelfTest {
         byte[] bytes = whole.toBytes();
         check(java.util.Arrays.equals(parts[0].merge(parts[1]).toBytes(), bytes),
                 "merged totals buffers write the building sample's bytes");
+        collisions(parts[1].sel);
         longestPrefix(whole, bytes);
         SampleState fl = SampleState.building(600, 5, true);
         for (long k = 0; k < 3000; k++) {
             fl.add(k % 700, 1, 0.25 + (k % 13));
         }
         longestPrefix(fl, fl.toBytes());
+    }
+
+    /**
+     * Two keys of one fingerprint (about K^2 / 2^53 likely) met by a bounded buffer that holds it: one entry
+     * with the summed total, K counted once; a zero sum leaves the table. Checked on a full buffer with one
+     * held fingerprint offered again (as a second key of it would be).
+     */
+    private static void collisions(SampleSelect s) {
+        Integer[] idx = s.order();
+        long fp = s.keys[idx[idx.length / 2]];
+        long t = s.totals[idx[idx.length / 2]];
+        long k = s.nKeys;
+        int size = s.size;
+        s.nKeys++;
+        s.offer(fp, 1_000_000, SampleRank.rank(fp, 1_000_000.0));
+        Integer[] after = s.order();
+        check(s.nKeys == k && s.size == size && s.keys[after[0]] == fp && s.totals[after[0]] == t + 1_000_000,
+                "a held fingerprint offered again: one entry, the summed total, ranked by it");
+        s.nKeys++;
+        s.offer(fp, -(t + 1_000_000), SampleRank.rank(fp, (double) -(t + 1_000_000)));
+        Integer[] gone = s.order();
+        boolean held = false;
+        for (int i = 0; i < s.size; i++) {
+            held |= s.keys[i] == fp;
+        }
+        check(s.nKeys == k - 1 && s.size == size - 1 && !held && s.keys[gone[0]] == s.keys[after[1]],
+                "a fingerprint whose summed total is zero leaves the buffer and the key count");
+        for (int i = 0; i < s.size; i++) { // the heap order still holds
+            int p = (i - 1) >> 1;
+            check(i == 0 || SampleRank.compare(s.ranks[p], s.keys[p], s.ranks[i], s.keys[i]) > 0, "heap order");
+        }
     }
 
     /** A whole sample fits its budget, and one more entry of its (rank, fp) order would not. */
