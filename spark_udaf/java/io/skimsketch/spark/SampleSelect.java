@@ -26,6 +26,13 @@ final class SampleSelect implements Serializable {
     double[] taus = new double[0];
     /** The held fingerprints + 1 (0: empty), open addressing by the fingerprint's low bits. */
     private long[] held;
+    /**
+     * A bit per fingerprint hash (bits 20.. of the fingerprint), set for every held one and cleared only when
+     * rebuilt: a clear bit proves a fingerprint is not held without probing the larger table (most offers).
+     */
+    private long[] filter;
+    /** Fingerprints released since the filter was rebuilt (their bits may be stale). */
+    private int stale;
 
     SampleSelect(int maxEntries, boolean isFloat) {
         this.cap = maxEntries + 1;
@@ -35,6 +42,7 @@ final class SampleSelect implements Serializable {
         totals = new long[init];
         ranks = new double[init];
         held = new long[128];
+        filter = new long[8];
     }
 
     private static boolean before(double ra, long ka, double rb, long kb) {
@@ -60,11 +68,39 @@ final class SampleSelect implements Serializable {
                     held[slot(h - 1)] = h;
                 }
             }
+            filter = new long[held.length / 16]; // 4 bits a slot
+            refilter();
         }
         held[slot(fp)] = fp + 1;
+        int bit = filterBit(fp);
+        filter[bit >>> 6] |= 1L << bit;
+    }
+
+    private int filterBit(long fp) {
+        return (int) (fp >>> 20) & (filter.length * 64 - 1);
+    }
+
+    private boolean maybeHeld(long fp) {
+        int bit = filterBit(fp);
+        return (filter[bit >>> 6] & (1L << bit)) != 0;
+    }
+
+    /** Rebuilds the filter from the held fingerprints. */
+    private void refilter() {
+        java.util.Arrays.fill(filter, 0L);
+        for (long h : held) {
+            if (h != 0) {
+                int bit = filterBit(h - 1);
+                filter[bit >>> 6] |= 1L << bit;
+            }
+        }
+        stale = 0;
     }
 
     private void release(long fp) {
+        if (++stale > held.length / 4) {
+            stale = -1; // rebuilt once the table is updated (below)
+        }
         int mask = held.length - 1;
         int i = slot(fp);
         held[i] = 0;
@@ -75,6 +111,9 @@ final class SampleSelect implements Serializable {
                 held[j] = 0;
                 i = j;
             }
+        }
+        if (stale < 0) {
+            refilter();
         }
     }
 
@@ -124,7 +163,7 @@ final class SampleSelect implements Serializable {
 
     /** Offers one fingerprint with its non-zero total (counted in nKeys by the caller). */
     void offer(long fp, long total, double rank) {
-        if (held[slot(fp)] != 0) {
+        if (maybeHeld(fp) && held[slot(fp)] != 0) {
             combine(fp, total);
             return;
         }
