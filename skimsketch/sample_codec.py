@@ -98,11 +98,11 @@ def rice_decode(section: bytes, n: int, r: int) -> np.ndarray:
     zeros = np.flatnonzero(bits == 0)
     nxt = np.full(size + 1, size, dtype=np.int64)  # the first zero bit at or after each position
     nxt[zeros] = zeros
-    nxt = np.minimum.accumulate(nxt[::-1])[::-1].tolist()
+    first_zero = np.minimum.accumulate(nxt[::-1])[::-1].item
     ends = [0] * n  # the terminating zero bit of each delta
     p = 0
     for i in range(n):
-        z = nxt[p] if p <= size else size
+        z = first_zero(p)
         if z >= size or z + r >= size:
             raise CorruptSketchError("sample fingerprint section ends inside a delta")
         ends[i] = z

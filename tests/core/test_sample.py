@@ -184,9 +184,9 @@ def test_building_pieces_merge_byte_identically_whatever_the_partitioning(keys, 
 def test_finished_pieces_of_a_key_hash_partitioning_merge_into_the_same_bytes(keys, count, rnd, wide):
     keys = np.array(keys + keys[: len(keys) // 2])
     w = np.arange(len(keys)) * (2**31 if wide else 1) + 1
-    whole = build(keys, 250, seed=11, weights=w).to_bytes()
+    whole = build(keys, 160, seed=11, weights=w).to_bytes()
     part = ss.JoinSample.partition_of(keys, count, seed=11)
-    pieces = [ss.from_bytes(ss.JoinSample.for_bytes(250, seed=11, partition=(i, count)).update(
+    pieces = [ss.from_bytes(ss.JoinSample.for_bytes(160, seed=11, partition=(i, count)).update(
         keys[part == i], weights=w[part == i]).to_bytes()) for i in range(count)]
     rnd.shuffle(pieces)
     merged = functools.reduce(lambda a, b: a.merge(b), pieces)
