@@ -118,7 +118,7 @@ def test_analysis_errors_name_the_argument(sspark):
         sspark.sql("SELECT skim_sample_agg(current_date())").collect()
     with pytest.raises(AnalysisException, match="weight has type string"):
         sspark.sql("SELECT skim_sample_agg(id, CAST(id AS STRING)) FROM range(2)").collect()
-    with pytest.raises(AnalysisException, match=r"nbytes must be in \[148, 1099511627776\], got 100"):
+    with pytest.raises(AnalysisException, match=r"nbytes must be in \[148, 1073741824\], got 100"):
         sspark.sql("SELECT skim_sample_agg(id, 100) FROM range(2)").collect()
     with pytest.raises(AnalysisException, match="unknown parameter bytes"):
         sspark.sql("SELECT skim_sample_agg(id, bytes => 4096) FROM range(2)").collect()

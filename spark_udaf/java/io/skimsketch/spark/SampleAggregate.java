@@ -276,7 +276,7 @@ public final class SampleAggregate extends TypedImperativeAggregate<SampleState>
 
     @Override
     public String toString() {
-        return name + "(" + children.mkString(", ") + ") as JoinSample(capacity=" + capacity + ", seed="
+        return name + "(" + children.mkString(", ") + ") as JoinSample(nbytes=" + capacity + ", seed="
                 + Long.toUnsignedString(seed) + (isFloat ? ", dtype='float64'" : "") + (totals ? ", over totals)" : ")");
     }
 

@@ -5,7 +5,8 @@ import java.util.Map;
 
 /**
  * The core's join-sample estimates (skimsketch/sample_estimate.py, JoinSample.join_size,
- * self_join_size, frequency) on the JVM. With f, g the totals of the keys both samples kept and
+ * self_join_size, frequency) on the JVM, over key fingerprints. With f, g the totals of the
+ * fingerprints both samples kept and
  * p = min(1, tau_f f^2, tau_g g^2), J^ = sum f g / p is unbiased; the interval is
  * [J^ - z s, J^ + z s + min(M^, z r)] with s^2 the Horvitz-Thompson variance plus its largest term,
  * M^ the missing mass of keys only one side kept and r^2 their variance bound sum f^2 / tau_g
@@ -62,17 +63,17 @@ final class SampleEstimator {
         SampleState.Fin a = sa.sample();
         SampleState.Fin b = sb.sample();
         Map<Long, Integer> inB = new HashMap<>();
-        for (int j = 0; j < b.keys.length; j++) {
-            inB.put(b.keys[j], j);
+        for (int j = 0; j < b.fps.length; j++) {
+            inB.put(b.fps[j], j);
         }
-        boolean[] matchedA = new boolean[a.keys.length];
-        boolean[] matchedB = new boolean[b.keys.length];
+        boolean[] matchedA = new boolean[a.fps.length];
+        boolean[] matchedB = new boolean[b.fps.length];
         double value = 0.0;
         double var = 0.0;
         double v0 = 0.0;
         boolean exact = a.complete() && b.complete();
-        for (int i = 0; i < a.keys.length; i++) {
-            Integer j = inB.get(a.keys[i]);
+        for (int i = 0; i < a.fps.length; i++) {
+            Integer j = inB.get(a.fps[i]);
             if (j == null) {
                 continue;
             }
@@ -108,12 +109,12 @@ final class SampleEstimator {
 
     /** Mean |total| of the keys the sample dropped. */
     private static double droppedMean(SampleState s, SampleState.Fin f) {
-        long rest = f.nKeys - f.keys.length;
+        long rest = f.nKeys - f.fps.length;
         if (rest <= 0) {
             return 0.0;
         }
         double kept = 0.0;
-        for (int i = 0; i < f.keys.length; i++) {
+        for (int i = 0; i < f.fps.length; i++) {
             kept += Math.abs(f.total(i));
         }
         return Math.max(0.0, Math.abs(s.totalWeight()) - kept) / rest;
@@ -125,11 +126,10 @@ final class SampleEstimator {
         if (b.complete()) {
             return new double[] {0.0, 0.0};
         }
-        SampleRank r = SampleRank.of(sa.seed);
         double sum = 0.0;
         double squares = 0.0;
-        for (int i = 0; i < a.keys.length; i++) {
-            if (matched[i] || (!sb.isFloat && r.unit(a.keys[i]) < b.tau)) {
+        for (int i = 0; i < a.fps.length; i++) {
+            if (matched[i] || (!sb.isFloat && SampleRank.unit(a.fps[i]) < b.tau)) {
                 continue;
             }
             double f = a.total(i);
@@ -139,7 +139,7 @@ final class SampleEstimator {
         return new double[] {sum * droppedMean(sb, b), squares / b.tau};
     }
 
-    /** f(key): exact for a kept key; a dropped one 0 within +- sqrt(u(key) / tau); both confidence 1. */
+    /** f(key): exact for a kept fingerprint fp(key); a dropped one 0 within +- sqrt(u(fp) / tau); both confidence 1. */
     static Estimator.Est frequency(SampleState s, long key, int kd, double confidence) {
         Estimator.checkConfidence(confidence);
         int sd = s.nKeys() > 0 ? s.keyDomain : 0;
@@ -148,8 +148,9 @@ final class SampleEstimator {
                     "query");
         }
         SampleState.Fin f = s.sample();
-        for (int i = 0; i < f.keys.length; i++) {
-            if (f.keys[i] == key) {
+        long fp = SampleRank.of(s.seed).fp(key);
+        for (int i = 0; i < f.fps.length; i++) {
+            if (f.fps[i] == fp) {
                 double v = f.total(i);
                 return new Estimator.Est(v, v, v, 1.0, METHOD);
             }
@@ -157,7 +158,7 @@ final class SampleEstimator {
         if (f.complete()) {
             return new Estimator.Est(0.0, 0.0, 0.0, 1.0, METHOD);
         }
-        double bound = Math.sqrt(SampleRank.of(s.seed).unit(key) / f.tau);
+        double bound = Math.sqrt(SampleRank.unit(fp) / f.tau);
         return new Estimator.Est(0.0, -bound, bound, 1.0, METHOD);
     }
 

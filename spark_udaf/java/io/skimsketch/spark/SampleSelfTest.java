@@ -8,10 +8,12 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The join sample's golden vectors (golden-sample-estimates.tsv, a copy of
- * tests/core/golden_sample/estimates.tsv, the core's answers) on the JVM: every blob reads and writes
- * back byte for byte, the rebuilt blobs equal the core's, and every estimate is the core's within 1e-9
- * relative (errors: the same class and message). Run from SelfTest.
+ * The join sample's golden vectors on the JVM: golden-sample-estimates.tsv (a copy of
+ * tests/core/golden_sample/estimates.tsv: layout-1 blobs of the previous release, the core's answers)
+ * must read, convert to fingerprints and give the same answers before and after their layout-2
+ * re-serialisation; every estimate is the core's within 1e-9 relative (errors: the same class and
+ * message). Then the layout-2 codec (hand-computed cases, round trips, every refusal), altered bytes,
+ * the bounded buffers and exact merges of partition pieces. Run from SelfTest.
  */
 final class SampleSelfTest {
     private SampleSelfTest() {}
@@ -34,11 +36,46 @@ final class SampleSelfTest {
         }
     }
 
+    private static int layout(byte[] b) {
+        return b[SampleFormat.HEADER + 4];
+    }
+
     /** Checks every vector; returns how many there were. */
     static int golden() throws Exception {
-        InputStream in = SampleSelfTest.class.getResourceAsStream("golden-sample-estimates.tsv");
-        check(in != null, "golden-sample-estimates.tsv is in the jar");
+        int n = vectors("golden-sample-estimates.tsv", true);
+        check(vectors("golden-sample-layout1-estimates.tsv", true) >= 50, "the layout-1 vectors");
+        codec();
+        bounded();
+        pieces();
+        return n;
+    }
+
+    private static boolean same(String want, String got) {
+        if (want.startsWith("!")) {
+            return want.equals(got);
+        }
+        String[] w = want.split(" ");
+        String[] g = got.split(" ");
+        boolean ok = w.length == g.length;
+        for (int i = 0; ok && i < w.length; i++) {
+            ok = w[i].equals(g[i]) || close(Double.parseDouble(w[i]), Double.parseDouble(g[i]));
+        }
+        return ok;
+    }
+
+    /**
+     * The vectors of one TSV: layout-2 blobs read and write back byte for byte; layout-1 blobs convert to
+     * layout 2 (which reads and writes back byte for byte) and answer the same from both forms.
+     */
+    static int vectors(String resource, boolean required) throws Exception {
+        InputStream in = SampleSelfTest.class.getResourceAsStream(resource);
+        if (in == null && !required) {
+            return 0;
+        }
+        check(in != null, resource + " is in the jar");
         Map<String, byte[]> blobs = new HashMap<>();
+        Map<String, byte[]> converted = new HashMap<>();
+        java.util.Set<String> refusedPieces = new java.util.HashSet<>();
         int n = 0;
         try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
             String line;
@@ -49,38 +86,65 @@ final class SampleSelfTest {
                 String[] f = line.split("\t", -1);
                 if (f[0].equals("sample")) {
                     byte[] b = hex(f[2]);
-                    check(java.util.Arrays.equals(SampleFormat.decode(b).toBytes(), b), "sample " + f[1]
-                            + ": bytes -> state -> bytes");
+                    if (layout(b) == 1 && b[SampleFormat.HEADER + 5] == 1) { // a layout-1 partial piece: refused
+                        try {
+                            SampleFormat.decode(b);
+                            check(false, "layout-1 partial sample " + f[1] + " is refused");
+                        } catch (CorruptSketchError e) {
+                            check(e.getMessage().equals("a layout-1 partial join sample cannot be read by this "
+                                    + "version: rebuild the pieces"), "layout-1 partial sample " + f[1] + ": " + e);
+                        }
+                        refusedPieces.add(f[1]);
+                        continue;
+                    }
+                    byte[] out = SampleFormat.decode(b).toBytes();
+                    if (layout(b) == 1) {
+                        check(layout(out) == 2 && java.util.Arrays.equals(SampleFormat.decode(out).toBytes(), out),
+                                "layout-1 sample " + f[1] + ": converted, bytes -> state -> bytes");
+                    } else {
+                        check(java.util.Arrays.equals(out, b), "sample " + f[1] + ": bytes -> state -> bytes");
+                    }
                     blobs.put(f[1], b);
+                    converted.put(f[1], out);
                     continue;
                 }
+                if (refusedPieces.contains(f[2]) || refusedPieces.contains(f[3])) {
+                    continue; // the vectors of a refused layout-1 piece
+                }
                 n++;
-                String got;
-                try {
-                    got = answer(f[0], f[1], blobs.get(f[2]), blobs.get(f[3]), f[4]);
-                } catch (IllegalArgumentException | ArithmeticException e) {
-                    got = "!" + e.getClass().getSimpleName() + " " + e.getMessage();
-                }
+                String got = answerOrError(f, blobs);
                 String want = f[5];
-                boolean ok;
-                if (want.startsWith("!")) {
-                    ok = want.equals(got);
-                } else {
+                if (f[0].equals("info") && layout(blobs.get(f[2])) == 1) { // the converted budget and layout-2 size
                     String[] w = want.split(" ");
-                    String[] g = got.split(" ");
-                    ok = w.length == g.length;
-                    for (int i = 0; ok && i < w.length; i++) {
-                        ok = w[i].equals(g[i]) || close(Double.parseDouble(w[i]), Double.parseDouble(g[i]));
-                    }
+                    SampleState s = SampleFormat.decode(blobs.get(f[2]));
+                    w[1] = Integer.toString(s.nbytes);
+                    w[6] = Integer.toString(converted.get(f[2]).length);
+                    want = String.join(" ", w);
                 }
-                check(ok, "golden sample vector " + String.join(" ", java.util.Arrays.copyOf(f, 5)) + ": expected "
-                        + want + ", got " + got);
+                check(same(want, got), "golden sample vector " + String.join(" ", java.util.Arrays.copyOf(f, 5))
+                        + ": expected " + want + ", got " + got);
+                if (!f[0].equals("info")) {
+                    String again = answerOrError(f, converted);
+                    check(same(want, again), "golden sample vector " + String.join(" ", java.util.Arrays.copyOf(f, 5))
+                            + " on the layout-2 re-serialisation: expected " + want + ", got " + again);
+                }
             }
         }
-        check(rebuilt(blobs), "the core's golden samples rebuilt on the JVM");
+        if (blobs.containsKey("complete")) {
+            check(layout(blobs.get("complete")) == 1 ? rebuilt(converted) : rebuiltCompact(blobs),
+                    "the core's golden samples rebuilt on the JVM (" + resource + ")");
+        }
         fuzz(blobs);
-        bounded();
+        fuzz(converted);
         return n;
+    }
+
+    private static String answerOrError(String[] f, Map<String, byte[]> blobs) {
+        try {
+            return answer(f[0], f[1], blobs.get(f[2]), blobs.get(f[3]), f[4]);
+        } catch (IllegalArgumentException | ArithmeticException e) {
+            return "!" + e.getClass().getSimpleName() + " " + e.getMessage();
+        }
     }
 
     private static String answer(String op, String conf, byte[] a, byte[] b, String key) {
@@ -103,8 +167,8 @@ final class SampleSelfTest {
             }
             default: {
                 SampleState s = SampleFormat.decode(a);
-                return "JoinSample " + s.m + " 1 " + Long.toUnsignedString(s.seed) + " " + Keys.pyRepr(s.totalWeight())
-                        + " " + Keys.pyRepr(s.nullWeight()) + " " + a.length;
+                return "JoinSample " + s.nbytes + " 1 " + Long.toUnsignedString(s.seed) + " " + Keys.pyRepr(s.totalWeight())
+                        + " " + Keys.pyRepr(s.nullWeight()) + " " + s.toBytes().length;
             }
         }
         return Keys.pyRepr(e.value) + " " + Keys.pyRepr(e.low) + " " + Keys.pyRepr(e.high) + " "
@@ -112,22 +176,29 @@ final class SampleSelfTest {
     }
 
     /**
-     * Altered bytes (one byte set to a random value, the CRC recomputed, so that the field checks run):
-     * read back exactly, or refused with CorruptSketchError; never another exception.
+     * Altered bytes (one byte set to a random value, or one bit flipped, the CRC recomputed, so that the
+     * field checks run): refused with CorruptSketchError, or read into a sample whose layout-2 bytes read
+     * back the same (and are the altered bytes themselves when those were layout 2); never another exception.
      */
-    private static void fuzz(Map<String, byte[]> blobs) {
+    static void fuzz(Map<String, byte[]> blobs) {
         java.util.Random rnd = new java.util.Random(7);
         for (Map.Entry<String, byte[]> e : blobs.entrySet()) {
-            for (int t = 0; t < 300; t++) {
+            for (int t = 0; t < 600; t++) {
                 byte[] b = e.getValue().clone();
                 int at = rnd.nextInt(b.length - 4);
-                b[at] = (byte) rnd.nextInt(256);
+                if (t % 2 == 0) {
+                    b[at] = (byte) rnd.nextInt(256);
+                } else {
+                    b[at] ^= (byte) (1 << rnd.nextInt(8));
+                }
                 java.util.zip.CRC32 crc = new java.util.zip.CRC32();
                 crc.update(b, 0, b.length - 4);
                 java.nio.ByteBuffer.wrap(b, b.length - 4, 4).order(java.nio.ByteOrder.LITTLE_ENDIAN)
                         .putInt((int) crc.getValue());
                 try {
-                    check(java.util.Arrays.equals(SampleFormat.decode(b).toBytes(), b), "altered sample " + e.getKey()
+                    byte[] out = SampleFormat.decode(b).toBytes();
+                    check(java.util.Arrays.equals(SampleFormat.decode(out).toBytes(), out)
+                            && (layout(b) != 2 || java.util.Arrays.equals(out, b)), "altered sample " + e.getKey()
                             + " read back differently (byte " + at + " = " + (b[at] & 0xFF) + ")");
                 } catch (CorruptSketchError ok) {
                     // refused: what the core does with it
@@ -140,37 +211,284 @@ final class SampleSelfTest {
 
     /**
      * The rewritten aggregate's buffers (exact totals of disjoint keys, merged by keeping the smallest) hold
-     * at most m + 1 entries whatever the keys, and write the building sample's bytes.
+     * at most C + 1 entries whatever the keys (no task holds every key), and write the building sample's
+     * bytes, which keep the longest (rank, fp) prefix that fits the budget.
      */
     private static void bounded() {
-        int m = SampleState.capacity("self-test", 1024, false);
-        SampleState whole = SampleState.building(m, 9, false);
-        SampleState[] parts = {SampleState.totals(m, 9, false), SampleState.totals(m, 9, false)};
+        int budget = SampleState.budget("self-test", 1024);
+        int c = SampleState.maxEntries(budget, false);
+        check(c == 816 && SampleState.maxEntries(budget, true) == 113 && SampleState.maxEntries(148, false) == 38,
+                "C(B) = floor(8 (B - 105) / 9), or / 65 for float totals");
+        SampleState whole = SampleState.building(budget, 9, false);
+        SampleState[] parts = {SampleState.totals(budget, 9, false), SampleState.totals(budget, 9, false)};
         java.util.Random rnd = new java.util.Random(3);
         for (long k = 0; k < 200_000; k++) {
             long t = 1 + (long) Math.floor(1.0 / (1e-6 + rnd.nextDouble())) % 5000; // heavy-tailed totals
             whole.add(k, 1, t);
             parts[(int) (k % 2)].offerTotal(k, 1, t);
         }
-        check(parts[0].sel.size == m + 1 && parts[1].sel.size == m + 1, "totals buffers hold m + 1 entries");
-        check(java.util.Arrays.equals(parts[0].merge(parts[1]).toBytes(), whole.toBytes()),
+        check(parts[0].sel.size == c + 1 && parts[1].sel.size == c + 1, "totals buffers hold C + 1 entries");
+        byte[] bytes = whole.toBytes();
+        check(java.util.Arrays.equals(parts[0].merge(parts[1]).toBytes(), bytes),
                 "merged totals buffers write the building sample's bytes");
+        collisions(parts[1].sel);
+        longestPrefix(whole, bytes);
+        SampleState fl = SampleState.building(600, 5, true);
+        for (long k = 0; k < 3000; k++) {
+            fl.add(k % 700, 1, 0.25 + (k % 13));
+        }
+        longestPrefix(fl, fl.toBytes());
     }
 
-    /** Some golden samples rebuilt from their rows (tests/core/sample_golden.py's builders). */
-    private static boolean rebuilt(Map<String, byte[]> blobs) {
-        SampleState complete = SampleState.building(SampleState.capacity("self-test", 512, false), 41, false);
+    /**
+     * Two keys of one fingerprint (about K^2 / 2^53 likely) met by a bounded buffer that holds it: one entry
+     * with the summed total, K counted once; a zero sum leaves the table. Checked on a full buffer with one
+     * held fingerprint offered again (as a second key of it would be).
+     */
+    private static void collisions(SampleSelect s) {
+        Integer[] idx = s.order();
+        long fp = s.keys[idx[idx.length / 2]];
+        long t = s.totals[idx[idx.length / 2]];
+        long k = s.nKeys;
+        int size = s.size;
+        s.nKeys++;
+        s.offer(fp, 1_000_000, SampleRank.rank(fp, 1_000_000.0));
+        Integer[] after = s.order();
+        check(s.nKeys == k && s.size == size && s.keys[after[0]] == fp && s.totals[after[0]] == t + 1_000_000,
+                "a held fingerprint offered again: one entry, the summed total, ranked by it");
+        s.nKeys++;
+        s.offer(fp, -(t + 1_000_000), SampleRank.rank(fp, (double) -(t + 1_000_000)));
+        Integer[] gone = s.order();
+        boolean held = false;
+        for (int i = 0; i < s.size; i++) {
+            held |= s.keys[i] == fp;
+        }
+        check(s.nKeys == k - 1 && s.size == size - 1 && !held && s.keys[gone[0]] == s.keys[after[1]],
+                "a fingerprint whose summed total is zero leaves the buffer and the key count");
+        for (int i = 0; i < s.size; i++) { // the heap order still holds
+            int p = (i - 1) >> 1;
+            check(i == 0 || SampleRank.compare(s.ranks[p], s.keys[p], s.ranks[i], s.keys[i]) > 0, "heap order");
+        }
+    }
+
+    /** A whole sample fits its budget, and one more entry of its (rank, fp) order would not. */
+    private static void longestPrefix(SampleState s, byte[] bytes) {
+        SampleState.Fin f = s.sample();
+        check(bytes.length <= s.nbytes && f.fps.length < f.nKeys, "a whole sample within its budget");
+        SampleSelect all = new SampleSelect(1 << 20, s.isFloat);
+        s.map.forEach((fp, t) -> {
+            all.nKeys++;
+            all.offer(fp, t, SampleRank.rank(fp, s.isFloat ? Double.longBitsToDouble(t) : (double) t));
+        });
+        Integer[] idx = all.order();
+        int n = f.fps.length + 1;
+        long[] fps = new long[n];
+        long[] ts = new long[n];
+        for (int i = 0; i < n; i++) {
+            fps[i] = all.keys[idx[i]];
+            ts[i] = all.totals[idx[i]];
+            check(i == n - 1 || (fps[i] == f.fps[i] && ts[i] == f.totals[i]), "a whole sample is a (rank, fp) prefix");
+        }
+        SampleState more = SampleState.finished(s.nbytes, s.seed, s.isFloat, new SampleState.Fin(fps, ts,
+                all.ranks[idx[n]], f.nKeys, s.isFloat));
+        more.total = s.total;
+        more.keyDomain = s.keyDomain;
+        check(more.toBytes().length > s.nbytes, "one more entry than a whole sample's would exceed the budget");
+    }
+
+    /**
+     * Pieces for the fingerprint partitions of a table (partial samples of min(K, C) entries), finished
+     * and merged in any order, write the one-machine sample byte for byte.
+     */
+    private static void pieces() {
+        for (boolean isFloat : new boolean[] {false, true}) {
+            int budget = 700;
+            int p = 3;
+            SampleState one = SampleState.building(budget, 11, isFloat);
+            SampleState[] piece = new SampleState[p];
+            for (int i = 0; i < p; i++) {
+                piece[i] = SampleState.building(budget, 11, isFloat);
+                piece[i].parts = p;
+                piece[i].covered = new java.util.BitSet();
+                piece[i].covered.set(i);
+            }
+            SampleRank r = SampleRank.of(11);
+            java.util.Random rnd = new java.util.Random(5);
+            for (int row = 0; row < 20_000; row++) {
+                long k = rnd.nextBoolean() ? rnd.nextInt(4000) : (long) Math.floor(1.0 / (1e-3 + rnd.nextDouble()));
+                SampleState to = piece[SampleRank.partition(r.fp(k), p)];
+                if (isFloat) {
+                    one.add(k, 1, 0.5 + (row % 5));
+                    to.add(k, 1, 0.5 + (row % 5));
+                } else {
+                    one.add(k, 1, 1L);
+                    to.add(k, 1, 1L);
+                }
+            }
+            byte[][] fin = new byte[p][];
+            for (int i = 0; i < p; i++) {
+                fin[i] = piece[i].toBytes();
+                SampleState back = SampleFormat.decode(fin[i]);
+                check(back.sample().fps.length == Math.min(back.sample().nKeys, SampleState.maxEntries(budget, isFloat))
+                        && java.util.Arrays.equals(back.toBytes(), fin[i]), "a partial piece keeps min(K, C) entries");
+            }
+            byte[] want = one.toBytes();
+            byte[] got = SampleFormat.decode(fin[2]).merge(SampleFormat.decode(fin[0]))
+                    .merge(SampleFormat.decode(fin[1])).toBytes();
+            check(java.util.Arrays.equals(got, want) && SampleFormat.decode(want).sample().fps.length
+                    < SampleFormat.decode(fin[0]).sample().fps.length, "merged partition pieces write the one-machine "
+                    + "sample");
+            Map<String, byte[]> fz = new HashMap<>();
+            fz.put("piece" + (isFloat ? "-float" : ""), fin[1]);
+            fz.put("whole" + (isFloat ? "-float" : ""), want);
+            fuzz(fz);
+        }
+    }
+
+    private static void refused(Runnable r, String what) {
+        try {
+            r.run();
+        } catch (CorruptSketchError e) {
+            return;
+        }
+        throw new AssertionError("self-test failed: " + what + " was not refused");
+    }
+
+    /** The brute-force Rice parameter: the smallest r of fewest bits. */
+    private static int bruteRice(long[] fps, int n) {
+        int best = 0;
+        for (int r = 1; r <= SampleCodec.MAX_RICE; r++) {
+            if (SampleCodec.riceBits(fps, n, r) < SampleCodec.riceBits(fps, n, best)) {
+                best = r;
+            }
+        }
+        return best;
+    }
+
+    /** The layout-2 codes: hand-computed cases, round trips, and every refusal of the decoders. */
+    private static void codec() {
+        // fps {0, 1, 5}: gaps 0, 0, 3; bits r=0: 6, r=1: 7 -> r = 0, "0" "0" "1110", padded: 0x38
+        long[] small = {0, 1, 5};
+        check(SampleCodec.riceParameter(small, 3) == 0 && SampleCodec.riceBits(small, 3, 0) == 6
+                && java.util.Arrays.equals(SampleCodec.riceEncode(small, 3, 0), new byte[] {0x38}),
+                "Rice code of fingerprints {0, 1, 5}");
+        check(java.util.Arrays.equals(SampleCodec.riceDecode(new byte[] {0x38}, 0, 1, 3, 0), small),
+                "Rice decode of 0x38");
+        // fps {2^52 - 1}: r = 51 (53 bits: "1" "0" then 51 ones), 7 bytes
+        long[] top = {SampleRank.FP_LIMIT - 1};
+        byte[] topBytes = SampleCodec.riceEncode(top, 1, 51);
+        check(SampleCodec.riceParameter(top, 1) == 51 && topBytes.length == 7 && (topBytes[0] & 0xFF) == 0xBF
+                && (topBytes[6] & 0xFF) == 0xF8 && SampleCodec.riceDecode(topBytes, 0, 7, 1, 51)[0] == top[0],
+                "Rice code of the largest fingerprint");
+        // fps {3, 4}: gaps 3, 0: r=0: 3+2 = 5 bits, r=1: 1+0+4 = 5 bits, r=2: 0+0+6 -> r = 0 (the tie's smallest)
+        check(SampleCodec.riceParameter(new long[] {3, 4}, 2) == 0, "a Rice tie takes the smallest r");
+        check(SampleCodec.riceParameter(new long[0], 0) == 0 && SampleCodec.riceEncode(new long[0], 0, 0).length == 0,
+                "no fingerprints: r = 0, no bytes");
+        // refusals: padding bits, extra bytes, overruns, a fingerprint from 2^52 on
+        refused(() -> SampleCodec.riceDecode(new byte[] {0x39}, 0, 1, 3, 0), "non-zero padding bits");
+        refused(() -> SampleCodec.riceDecode(new byte[] {0x38, 0}, 0, 2, 3, 0), "an extra fingerprint-section byte");
+        refused(() -> SampleCodec.riceDecode(new byte[] {(byte) 0xFF}, 0, 1, 1, 0), "a gap overrunning the section");
+        check(SampleCodec.riceDecode(new byte[] {0x38}, 0, 1, 5, 0)[4] == 7, "0x38 holds 5 gaps (0, 0, 3, 0, 0)");
+        refused(() -> SampleCodec.riceDecode(new byte[] {0x38}, 0, 1, 6, 0), "more gaps than the section holds");
+        refused(() -> SampleCodec.riceDecode(new byte[] {(byte) 0xBF, -1, -1, -1, -1, -1, -1, -1}, 0, 8, 2, 51),
+                "a fingerprint beyond 2^52 - 1");
+        refused(() -> SampleCodec.riceDecode(new byte[] {(byte) 0xDF, -1, -1, -1, -1, -1, (byte) 0xF8}, 0, 7, 1, 51),
+                "a fingerprint of 2^52");
+        // zigzag varints
+        check(SampleCodec.zigzag(-1) == 1 && SampleCodec.zigzag(1) == 2 && SampleCodec.zigzag(Long.MIN_VALUE) == -1L,
+                "zigzag");
+        byte[] v = new byte[20];
+        check(SampleCodec.putVarint(v, 0, 300) == 2 && (v[0] & 0xFF) == 0xD8 && v[1] == 0x04
+                && SampleCodec.varintSize(300) == 2 && SampleCodec.varintSize(-64) == 1
+                && SampleCodec.varintSize(64) == 2, "varint of 300 = d8 04");
+        check(SampleCodec.putVarint(v, 0, Long.MIN_VALUE) == 10 && v[9] == 1 && SampleCodec.varintSize(Long.MAX_VALUE) == 10
+                && SampleCodec.varintDecode(v, 0, 10, 1)[0] == Long.MIN_VALUE, "varint of -2^63 (10 bytes)");
+        refused(() -> SampleCodec.varintDecode(new byte[] {(byte) 0x82, 0}, 0, 2, 1), "an overlong varint");
+        refused(() -> SampleCodec.varintDecode(new byte[] {-1, -1, -1, -1, -1, -1, -1, -1, -1, 2}, 0, 10, 1),
+                "a varint whose 10th byte is 2");
+        refused(() -> SampleCodec.varintDecode(new byte[] {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 1}, 0, 11, 1),
+                "an 11-byte varint");
+        refused(() -> SampleCodec.varintDecode(new byte[] {2, 2}, 0, 2, 1), "an extra totals byte");
+        refused(() -> SampleCodec.varintDecode(new byte[] {(byte) 0x82}, 0, 1, 1), "a varint overrunning the section");
+        // random round trips, and the Rice parameter against brute force
+        java.util.Random rnd = new java.util.Random(17);
+        for (int t = 0; t < 300; t++) {
+            int n = rnd.nextInt(t < 100 ? 8 : 400);
+            int spread = Math.min(52, 34 - Integer.numberOfLeadingZeros(n) + rnd.nextInt(52)); // room for n values
+            java.util.TreeSet<Long> set = new java.util.TreeSet<>();
+            while (set.size() < n) {
+                set.add(spread == 52 ? rnd.nextLong() >>> 12 : (rnd.nextLong() >>> 12) & ((1L << spread) - 1));
+            }
+            long[] fps = set.stream().mapToLong(Long::longValue).toArray();
+            int r = SampleCodec.riceParameter(fps, n);
+            check(r == bruteRice(fps, n), "the Rice parameter of fewest bits (" + n + " fingerprints)");
+            byte[] sec = SampleCodec.riceEncode(fps, n, r);
+            check(java.util.Arrays.equals(SampleCodec.riceDecode(sec, 0, sec.length, n, r), fps), "Rice round trip");
+            long[] ts = new long[n];
+            int size = 0;
+            for (int i = 0; i < n; i++) {
+                ts[i] = rnd.nextInt(4) == 0 ? rnd.nextLong() : rnd.nextInt(1000) - 500;
+                size += SampleCodec.varintSize(ts[i]);
+            }
+            byte[] out = new byte[size];
+            int pos = 0;
+            for (long x : ts) {
+                pos = SampleCodec.putVarint(out, pos, x);
+            }
+            check(pos == size && java.util.Arrays.equals(SampleCodec.varintDecode(out, 0, size, n), ts),
+                    "varint round trip");
+        }
+        // a sample over hand-picked rows: the header's budget, layout 2, the sections in fingerprint order
+        SampleState s = SampleState.building(148, 3, false);
+        s.add(10L, 1, 5L);
+        s.add(20L, 1, -2L);
+        byte[] b = s.toBytes();
+        java.nio.ByteBuffer bb = java.nio.ByteBuffer.wrap(b).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        long[] fps = {SampleRank.of(3).fp(10), SampleRank.of(3).fp(20)};
+        long[] sorted = fps.clone();
+        java.util.Arrays.sort(sorted);
+        byte[] sec = SampleCodec.riceEncode(sorted, 2, SampleCodec.riceParameter(sorted, 2));
+        check(bb.getInt(8) == 148 && b[32] == 1 && layout(b) == 2 && bb.getInt(72) == 2
+                && Double.isInfinite(bb.getDouble(80)) && bb.getLong(88) == 2 && b[96] == SampleCodec.riceParameter(sorted, 2)
+                && bb.getInt(97) == sec.length && b.length == SampleFormat.OVERHEAD + sec.length + 2
+                && java.util.Arrays.equals(java.util.Arrays.copyOfRange(b, 101, 101 + sec.length), sec)
+                && b[101 + sec.length] == (sorted[0] == fps[0] ? 10 : 3) && b[102 + sec.length] == (sorted[0] == fps[0] ? 3 : 10),
+                "the layout-2 bytes of a two-key sample");
+    }
+
+    /** Some layout-2 golden samples rebuilt from their rows (tests/core/sample_golden.py's builders). */
+    private static boolean rebuiltCompact(Map<String, byte[]> blobs) {
+        SampleState complete = SampleState.building(512, 41, false);
         for (long k : new long[] {3, 1, 4, 1, 5, 9, 2, 6}) {
             complete.add(k, 1, 1L);
         }
         complete.add(null, 1, 1L);
-        SampleState wide = SampleState.building(SampleState.capacity("self-test", 400, false), 43, false);
+        SampleState wide = SampleState.building(400, 43, false);
         for (long k = 0; k < 40; k++) {
             wide.add(k, 1, k * (1L << 33) + 1);
         }
-        SampleState empty = SampleState.building(SampleState.capacity("self-test", 256, false), 42, false);
+        SampleState extreme = SampleState.building(300, 43, false);
+        long[] w = {-1, 1, -64, 64, -65, 63, 1L << 31, -(1L << 31), 127, 128, 300, -300, 1L << 56, -(1L << 56), 5,
+            1L << 49, -(1L << 35)};
+        for (int k = 0; k < 15 + w.length; k++) {
+            extreme.add((long) k, 1, k < 15 ? (k % 2 == 0 ? 1 : -1) * ((1L << 62) + k) : w[k - 15]);
+        }
+        SampleState empty = SampleState.building(256, 42, false);
         return java.util.Arrays.equals(complete.toBytes(), blobs.get("complete"))
                 && java.util.Arrays.equals(wide.toBytes(), blobs.get("wide"))
+                && java.util.Arrays.equals(extreme.toBytes(), blobs.get("extreme_totals"))
                 && java.util.Arrays.equals(empty.toBytes(), blobs.get("empty"));
+    }
+
+    /** Some golden samples rebuilt from their rows (tests/core/sample_golden.py's builders) at the converted budget. */
+    private static boolean rebuilt(Map<String, byte[]> converted) {
+        SampleState complete = SampleState.building(100 + 12 * 34, 41, false);
+        for (long k : new long[] {3, 1, 4, 1, 5, 9, 2, 6}) {
+            complete.add(k, 1, 1L);
+        }
+        complete.add(null, 1, 1L);
+        SampleState empty = SampleState.building(100 + 12 * 13, 42, false);
+        return java.util.Arrays.equals(complete.toBytes(), converted.get("complete"))
+                && java.util.Arrays.equals(empty.toBytes(), converted.get("empty"));
     }
 }

@@ -92,9 +92,9 @@ final class SampleSql {
                 : SkimFunctions.DEFAULT_NBYTES;
         long seed = c.containsKey("seed") ? SkimFunctions.constant(fn, "seed", c.get("seed"))
                 : SkimFunctions.DEFAULT_SEED;
-        int m;
+        int budget;
         try {
-            m = SampleState.capacity(fn, nbytes, isFloat);
+            budget = SampleState.budget(fn, nbytes);
         } catch (IllegalArgumentException e) {
             throw SkimFunctions.error(e.getMessage());
         }
@@ -103,7 +103,7 @@ final class SampleSql {
         if (weight != null) {
             children.add(SkimFunctions.castTo(weight, weightAs));
         }
-        return new SampleAggregate(fn, m, seed, isFloat, bytesKeys, false, seq(children), 0, 0);
+        return new SampleAggregate(fn, budget, seed, isFloat, bytesKeys, false, seq(children), 0, 0);
     }
 
     private static boolean integral(DataType t) {

@@ -4,26 +4,31 @@ import java.io.Serializable;
 import java.util.BitSet;
 
 /**
- * A JoinSample (skimsketch/sample.py) on the JVM: parameters (capacity m, seed, integer or float
- * totals, the key-hash partitions it covers), the table's total and null weights and key domain,
- * and its keys in one of three forms:
+ * A JoinSample (skimsketch/sample.py) on the JVM: parameters (the byte budget B, seed, integer or float
+ * totals, the fingerprint partitions it covers), the table's total and null weights and key domain,
+ * and its 52-bit key fingerprints ({@link SampleRank}) in one of three forms:
  * <ul>
- * <li>building: every key's exact total ({@link SampleTotals}; memory grows with the distinct keys);</li>
+ * <li>building: every fingerprint's exact total ({@link SampleTotals} keyed by fingerprint; memory grows
+ * with the distinct keys);</li>
  * <li>a stream of exact totals of disjoint keys (the rewritten skim_sample_agg, after Spark grouped
- * the rows by key): a bounded {@link SampleSelect}, merged by keeping the smallest (rank, key);</li>
+ * the rows by key): a bounded {@link SampleSelect} of the C + 1 smallest (rank, fp), merged by keeping
+ * the smallest (a fingerprint met again while held adds its total);</li>
  * <li>finished (read from bytes): the sample only ({@link Fin}).</li>
  * </ul>
- * Merges follow the core's rule: exact totals add; otherwise only pieces of one key-hash
+ * Merges follow the core's rule: exact totals add; otherwise only pieces of one fingerprint
  * partitioning with disjoint partitions merge, else {@link #mergeError}.
  */
 final class SampleState implements Serializable {
-    private static final long serialVersionUID = 1L;
+    private static final long serialVersionUID = 2L;
     static final int KIND = 5;
-    static final int OVERHEAD = 100; // 64-byte header, 4-byte CRC, 32-byte extension head
-    static final int MAX_CAPACITY = 1 << 26;
-    static final int MIN_CAPACITY = 4; // so that a sample of int64 totals keeps floor(3m/4) >= 3 entries
+    /** The bytes of a sample besides its sections: 64-byte header, CRC 4, extension head 32, r 1, L 4. */
+    static final int OVERHEAD = SampleFormat.OVERHEAD;
+    static final int MIN_BUDGET = 148;
+    static final int MAX_BUDGET = 1 << 30;
+    static final int MAX_ENTRIES = 1 << 26;
 
-    final int m;
+    /** The byte budget B (the header's width field). */
+    final int nbytes;
     final long seed;
     final boolean isFloat;
     int parts = 1;
@@ -32,7 +37,7 @@ final class SampleState implements Serializable {
     long total;
     long nullW;
     int keyDomain; // 0 none, 1 integers, 2 strings/bytes
-    SampleTotals map; // building
+    SampleTotals map; // building, keyed by fingerprint
     SampleSelect sel; // a stream of disjoint exact totals, or finished pieces being merged
     Fin fin; // finished (or the cached sample of the other forms)
     private transient SampleRank ranker; // SampleRank.of(seed), looked up once
@@ -44,28 +49,21 @@ final class SampleState implements Serializable {
         return ranker;
     }
 
-    /** The sample proper: keys in (rank, key) order, their totals (longs or raw double bits), tau, K. */
+    /** The sample proper: fingerprints in (rank, fp) order, their totals (longs or raw double bits), tau, K. */
     static final class Fin implements Serializable {
-        private static final long serialVersionUID = 1L;
-        final long[] keys;
+        private static final long serialVersionUID = 2L;
+        final long[] fps;
         final long[] totals;
         final double tau;
         final long nKeys;
         final boolean isFloat;
-        /** Integer totals written as int64 (the core's _Finished.wide). */
-        final boolean wide;
 
-        Fin(long[] keys, long[] totals, double tau, long nKeys, boolean isFloat, boolean wide) {
-            this.keys = keys;
+        Fin(long[] fps, long[] totals, double tau, long nKeys, boolean isFloat) {
+            this.fps = fps;
             this.totals = totals;
             this.tau = tau;
             this.nKeys = nKeys;
             this.isFloat = isFloat;
-            boolean big = false;
-            for (long t : totals) {
-                big |= t != (int) t;
-            }
-            this.wide = !isFloat && (wide || big);
         }
 
         boolean complete() {
@@ -83,45 +81,53 @@ final class SampleState implements Serializable {
         return b;
     }
 
-    private SampleState(int m, long seed, boolean isFloat) {
-        this.m = m;
+    private SampleState(int nbytes, long seed, boolean isFloat) {
+        this.nbytes = nbytes;
         this.seed = seed;
         this.isFloat = isFloat;
     }
 
     /** An empty building sample (every key's exact total). */
-    static SampleState building(int m, long seed, boolean isFloat) {
-        SampleState s = new SampleState(m, seed, isFloat);
+    static SampleState building(int nbytes, long seed, boolean isFloat) {
+        SampleState s = new SampleState(nbytes, seed, isFloat);
         s.map = new SampleTotals(isFloat);
         return s;
     }
 
     /** An empty sample of exact totals of disjoint keys (each key offered once, with its final total). */
-    static SampleState totals(int m, long seed, boolean isFloat) {
-        SampleState s = new SampleState(m, seed, isFloat);
-        s.sel = new SampleSelect(m);
+    static SampleState totals(int nbytes, long seed, boolean isFloat) {
+        SampleState s = new SampleState(nbytes, seed, isFloat);
+        s.sel = new SampleSelect(maxEntries(nbytes, isFloat), isFloat);
         return s;
     }
 
     /** A finished sample (from bytes). */
-    static SampleState finished(int m, long seed, boolean isFloat, Fin fin) {
-        SampleState s = new SampleState(m, seed, isFloat);
+    static SampleState finished(int nbytes, long seed, boolean isFloat, Fin fin) {
+        SampleState s = new SampleState(nbytes, seed, isFloat);
         s.fin = fin;
         return s;
     }
 
-    /** JoinSample.for_bytes(nbytes)'s capacity: (nbytes - 100) // 12 (integer totals) or // 16 (float). */
-    static int capacity(String fn, long nbytes, boolean isFloat) {
-        long least = OVERHEAD + MIN_CAPACITY * (isFloat ? 16L : 12L);
-        if (nbytes < least || nbytes > (1L << 40)) {
-            throw new IllegalArgumentException(fn + ": nbytes must be in [" + least + ", 1099511627776], got "
-                    + nbytes);
+    /** JoinSample.for_bytes(nbytes)'s budget B: nbytes itself, in [148, 2^30]. */
+    static int budget(String fn, long nbytes) {
+        if (nbytes < MIN_BUDGET || nbytes > MAX_BUDGET) {
+            throw new IllegalArgumentException(fn + ": nbytes must be in [" + MIN_BUDGET + ", " + MAX_BUDGET
+                    + "], got " + nbytes);
         }
-        return (int) Math.min(MAX_CAPACITY, (nbytes - OVERHEAD) / (isFloat ? 16 : 12));
+        return (int) nbytes;
     }
 
-    boolean wholeInts() {
-        return parts == 1 && !isFloat;
+    /**
+     * C(B), the most entries a sample of budget B may keep (sample_max_entries): floor(8 (B - 105) / 9) for
+     * integer totals (an entry costs at least one bit of its fingerprint's gap and one varint byte),
+     * floor(8 (B - 105) / 65) for float totals, at most 2^26.
+     */
+    static int maxEntries(long nbytes, boolean isFloat) {
+        return (int) Math.min(MAX_ENTRIES, Math.max(0, 8 * (nbytes - OVERHEAD)) / (isFloat ? 65 : 9));
+    }
+
+    boolean whole() {
+        return parts == 1;
     }
 
     boolean finishedOnly() {
@@ -150,7 +156,7 @@ final class SampleState implements Serializable {
         }
         domain(kd);
         total = addExact(total, w);
-        map.add(key, w);
+        map.add(ranker().fp(key), w);
         fin = null;
     }
 
@@ -162,7 +168,7 @@ final class SampleState implements Serializable {
         }
         domain(kd);
         total = Double.doubleToRawLongBits(finite(Double.longBitsToDouble(total) + w));
-        map.add(key, Double.doubleToRawLongBits(w));
+        map.add(ranker().fp(key), Double.doubleToRawLongBits(w));
         fin = null;
     }
 
@@ -174,8 +180,9 @@ final class SampleState implements Serializable {
         domain(kd);
         total = isFloat ? Double.doubleToRawLongBits(finite(Double.longBitsToDouble(total)
                 + Double.longBitsToDouble(t))) : addExact(total, t);
+        long fp = ranker().fp(key);
         sel.nKeys++;
-        sel.offer(key, t, ranker().rank(key, isFloat ? Double.longBitsToDouble(t) : (double) t));
+        sel.offer(fp, t, SampleRank.rank(fp, isFloat ? Double.longBitsToDouble(t) : (double) t));
         fin = null;
     }
 
@@ -206,17 +213,35 @@ final class SampleState implements Serializable {
     Fin sample() {
         if (fin == null) {
             if (map != null) {
-                SampleSelect s = new SampleSelect(m);
-                map.forEach((k, t) -> {
+                SampleSelect s = new SampleSelect(maxEntries(nbytes, isFloat), isFloat);
+                map.forEach((fp, t) -> {
                     s.nKeys++;
-                    s.offer(k, t, ranker().rank(k, isFloat ? Double.longBitsToDouble(t) : (double) t));
+                    s.offer(fp, t, SampleRank.rank(fp, isFloat ? Double.longBitsToDouble(t) : (double) t));
                 });
-                fin = s.finish(m, wholeInts(), isFloat);
+                fin = s.finish(nbytes, whole());
             } else {
-                fin = sel.finish(m, wholeInts(), isFloat);
+                fin = sel.finish(nbytes, whole());
             }
         }
         return fin;
+    }
+
+    /** This finished state with its entries sorted by (rank, fp) (ranks[i]: entry i's rank); returns this. */
+    SampleState inRankOrder(double[] ranks) {
+        long[] f = fin.fps;
+        Integer[] idx = new Integer[f.length];
+        for (int i = 0; i < idx.length; i++) {
+            idx[i] = i;
+        }
+        java.util.Arrays.sort(idx, (x, y) -> SampleRank.compare(ranks[x], f[x], ranks[y], f[y]));
+        long[] fps = new long[f.length];
+        long[] ts = new long[f.length];
+        for (int i = 0; i < idx.length; i++) {
+            fps[i] = f[idx[i]];
+            ts[i] = fin.totals[idx[i]];
+        }
+        fin = new Fin(fps, ts, fin.tau, fin.nKeys, isFloat);
+        return this;
     }
 
     long nKeys() {
@@ -252,8 +277,8 @@ final class SampleState implements Serializable {
         if (isFloat != o.isFloat) {
             throw incompatible("dtype", dtype(isFloat), dtype(o.isFloat), "merge");
         }
-        if (m != o.m) {
-            throw incompatible("capacity", Integer.toString(m), Integer.toString(o.m), "merge");
+        if (nbytes != o.nbytes) {
+            throw incompatible("nbytes", Integer.toString(nbytes), Integer.toString(o.nbytes), "merge");
         }
         int da = nKeys() > 0 ? keyDomain : 0;
         int db = o.nKeys() > 0 ? o.keyDomain : 0;
@@ -288,8 +313,8 @@ final class SampleState implements Serializable {
             return map;
         }
         SampleTotals t = new SampleTotals(isFloat);
-        for (int i = 0; i < fin.keys.length; i++) {
-            t.add(fin.keys[i], fin.totals[i]);
+        for (int i = 0; i < fin.fps.length; i++) {
+            t.add(fin.fps[i], fin.totals[i]);
         }
         return t;
     }
@@ -331,20 +356,19 @@ final class SampleState implements Serializable {
             } else {
                 Fin a = sample();
                 Fin b = o.sample();
-                SampleSelect s = new SampleSelect(m);
+                SampleSelect s = new SampleSelect(maxEntries(nbytes, isFloat), isFloat);
                 for (Fin f : new Fin[] {a, b}) {
-                    SampleRank r = SampleRank.of(seed);
-                    for (int i = 0; i < f.keys.length; i++) {
-                        s.offer(f.keys[i], f.totals[i], r.rank(f.keys[i], f.total(i)));
+                    s.nKeys += f.nKeys; // (disjoint partitions: disjoint fingerprints)
+                    for (int i = 0; i < f.fps.length; i++) {
+                        s.offer(f.fps[i], f.totals[i], SampleRank.rank(f.fps[i], f.total(i)));
                     }
                     s.addTau(f.tau);
-                    s.nKeys += f.nKeys;
                 }
                 map = null;
                 sel = null;
                 parts = newParts;
                 covered = newCovered;
-                fin = s.finish(m, wholeInts(), isFloat);
+                fin = s.finish(nbytes, whole());
                 total = t2;
                 nullW = n2;
                 keyDomain = kd;
