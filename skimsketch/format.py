@@ -135,7 +135,8 @@ kept or not). Its extension (layout 2), offsets relative to the extension::
     offset size field
     0      4    magic b"SMPL"
     4      1    layout version (2; layout 1 is read, see below)
-    5      1    flags: bit0 partial (a piece of a key-hash partitioning: a bitmap follows)
+    5      1    flags: bit0 partial (a piece of a key-hash partitioning: a bitmap follows),
+                bit1 legacy (fingerprints h >> 12: a sample read from layout 1); not both
     6      2    reserved, zero
     8      4    n entries (u32)
     12     4    partition count P (u32): 1 for a whole sample, 2..4096 for a partial one
@@ -543,6 +544,7 @@ SAMPLE_HEADER_BYTES = _SAMPLE_HEAD.size
 SAMPLE_OVERHEAD = FRAME_BYTES + _SAMPLE_HEAD.size + _SAMPLE_CODE.size  # 105: a layout-2 sample's bytes beyond entries
 SAMPLE_MIN_BUDGET, SAMPLE_MAX_BUDGET = 148, 1 << 30
 SAMPLE_MAX_ENTRIES = 1 << 26
+SAMPLE_PARTIAL, SAMPLE_LEGACY = 1, 2  # extension flags (layout 2): a partition piece; fingerprints h >> 12 (layout 1)
 _MAX_PARTS = 4096
 
 
@@ -558,6 +560,7 @@ class SampleParts:
     fps: np.ndarray  # int64
     totals: np.ndarray  # int64 or float64
     layout: int = SAMPLE_VERSION
+    legacy: bool = False  # layout 2, flag bit 1: fingerprints h >> 12 of a sample read from layout 1
 
 
 def sample_max_entries(budget: int, float_totals: bool) -> int:
@@ -576,8 +579,8 @@ def _bitmap(parts: int, covered) -> bytes:
 
 def encode_sample(p: SampleParts, float_totals: bool) -> bytes:
     """Layout 2 of ``p`` (``p.fps`` ascending, ``p.totals`` in their order)."""
-    head = _SAMPLE_HEAD.pack(SAMPLE_MAGIC, SAMPLE_VERSION, int(p.parts > 1), b"\0\0", len(p.fps), p.parts, p.tau,
-                             p.n_keys)
+    flags = (SAMPLE_PARTIAL if p.parts > 1 else 0) | (SAMPLE_LEGACY if p.legacy else 0)
+    head = _SAMPLE_HEAD.pack(SAMPLE_MAGIC, SAMPLE_VERSION, flags, b"\0\0", len(p.fps), p.parts, p.tau, p.n_keys)
     r, fps = sample_codec.rice_encode(p.fps)
     totals = np.ascontiguousarray(p.totals, "<f8").tobytes() if float_totals else sample_codec.varint_encode(p.totals)
     return head + _bitmap(p.parts, p.covered) + _SAMPLE_CODE.pack(r, len(fps)) + fps + totals
@@ -585,7 +588,7 @@ def encode_sample(p: SampleParts, float_totals: bool) -> bytes:
 
 def _sample_claims(ext: bytes, flags: int, parts: int) -> tuple[int, tuple]:
     """(bitmap bytes, covered partitions) of a sample extension's head."""
-    partial = flags == 1
+    partial = bool(flags & SAMPLE_PARTIAL)
     if partial != (parts > 1) or not 1 <= parts <= _MAX_PARTS:
         raise CorruptSketchError(f"sample partition count {parts} disagrees with its partial flag {flags} "
                                  f"(1 for a whole sample, 2..{_MAX_PARTS} for a partial one)")
@@ -627,7 +630,7 @@ def decode_sample(ext: bytes, head: Header) -> SampleParts:
         raise CorruptSketchError(f"sample extension truncated: {len(ext)} bytes, need at least {_SAMPLE_HEAD.size}")
     magic, version, flags, reserved, n, parts, tau, n_keys = _SAMPLE_HEAD.unpack_from(ext, 0)
     _check_extension("sample", magic, SAMPLE_MAGIC, version, version if version in (1, 2) else SAMPLE_VERSION,
-                     reserved == b"\0\0" and flags in (0, 1))
+                     reserved == b"\0\0" and flags in ((0, 1) if version == 1 else (0, SAMPLE_PARTIAL, SAMPLE_LEGACY)))
     if version == 1:
         return _decode_sample_v1(ext, head, flags, n, parts, tau, n_keys)
     nb, covered = _sample_claims(ext, flags, parts)
@@ -660,7 +663,7 @@ def decode_sample(ext: bytes, head: Header) -> SampleParts:
     else:
         totals = sample_codec.varint_decode(rest, n)
     _check_sample_state(head, n, n_keys, tau, totals)
-    return SampleParts(tau, n_keys, parts, covered, fps, totals)
+    return SampleParts(tau, n_keys, parts, covered, fps, totals, legacy=bool(flags & SAMPLE_LEGACY))
 
 
 def _decode_sample_v1(ext: bytes, head: Header, flags: int, n: int, parts: int, tau: float,

@@ -72,7 +72,8 @@ __all__ = ["JoinSample", "SampleMergeError", "sample_max_entries"]
 
 OVERHEAD = fmt.SAMPLE_OVERHEAD  # 105: header and CRC (68), the extension's head (32), Rice parameter and length (5)
 MIN_NBYTES, MAX_NBYTES = fmt.SAMPLE_MIN_BUDGET, fmt.SAMPLE_MAX_BUDGET
-LAYOUT1_OVERHEAD, LAYOUT1_ENTRY = 100, 12  # a layout-1 sample of capacity m reads with the budget 100 + 12 m
+LAYOUT1_OVERHEAD, LAYOUT1_ENTRY, LAYOUT1_FLOAT_ENTRY = 100, 12, 16  # a layout-1 sample of capacity m: budget 100 + 12 m
+_LAYOUT = {True: "layout 1", False: "layout 2"}  # the rank hash of a legacy sample, of a new one
 _KINDS = {"int": "integer", "str": "string/bytes"}
 
 
@@ -197,6 +198,7 @@ class JoinSample(Serialisable):
         self._total = 0.0 if self._float else 0
         self._null = 0.0 if self._float else 0
         self._key_domain: str | None = None
+        self._legacy = False  # read from layout 1: fingerprints h >> 12 (sample_rank), joins legacy samples only
 
     @classmethod
     def for_bytes(cls, nbytes: int = 16384, seed: int = 0, dtype: str = "int64",
@@ -335,7 +337,7 @@ class JoinSample(Serialisable):
             raise KeyTypeError(
                 f"this sample holds {_KINDS[self._key_domain]} keys, got {_KINDS[batch.key_domain]} keys: a sample "
                 "holds one key domain (integer and string keys never join); use another sample or cast the keys")
-        fps = fingerprints(batch.keys, self._seed)
+        fps = fingerprints(batch.keys, self._seed, self._legacy)
         if self._parts > 1 and len(batch.keys):
             part = partitions_fp(fps, self._parts)
             bad = ~np.isin(part, list(self._covered))
@@ -374,6 +376,8 @@ class JoinSample(Serialisable):
                 raise IncompatibleSketchError(field, self.params[field], other.params[field], operation)
         if None not in (self._key_domain, other._key_domain) and self._key_domain != other._key_domain:
             raise IncompatibleSketchError("key_domain", self._key_domain, other._key_domain, operation)
+        if self._legacy != other._legacy:  # their fingerprints and ranks come from different hashes
+            raise IncompatibleSketchError("rank hash", _LAYOUT[self._legacy], _LAYOUT[other._legacy], operation)
 
     def merge(self, other: JoinSample) -> JoinSample:
         """The sample of the union; returns ``self`` (module docstring: exact or refused)."""
@@ -431,7 +435,7 @@ class JoinSample(Serialisable):
         if self._key_domain not in (None, domain):
             raise IncompatibleSketchError("key_domain", self._key_domain, domain, "query")
         s = self._sample()
-        fp = fingerprints(np.array([k], dtype=np.int64), self._seed)
+        fp = fingerprints(np.array([k], dtype=np.int64), self._seed, self._legacy)
         hit = np.flatnonzero(s.fps == fp[0])
         if len(hit):
             return Estimate.exact(float(s.totals[hit[0]]), METHOD)
@@ -451,7 +455,8 @@ class JoinSample(Serialisable):
         head = fmt.Header(self.KIND, self._budget, 1, self._seed, None, self._float, 0.0, self._total, self._null,
                           self.is_empty, counter_width=8, key_domain=self._key_domain)
         fps, totals = _sorted(s.fps, s.totals)
-        parts = fmt.SampleParts(s.tau, s.n_keys, self._parts, tuple(sorted(self._covered)), fps, totals)
+        parts = fmt.SampleParts(s.tau, s.n_keys, self._parts, tuple(sorted(self._covered)), fps, totals,
+                                legacy=self._legacy)
         return fmt.encode(head, np.zeros(0), fmt.encode_sample(parts, self._float), 8)
 
     @classmethod
@@ -466,12 +471,12 @@ class JoinSample(Serialisable):
                                      "exact-mode or sign flag")
         p = fmt.decode_sample(ext, head)
         budget = head.width
-        if p.layout == 1:  # keys in (rank, key) order -> fingerprints; the budget 100 + 12 m
-            keys, p.fps = p.fps, fingerprints(p.fps, head.seed)
+        if p.layout == 1:  # keys in (rank, key) order -> legacy fingerprints; the budget 100 + 12 m (16 m: floats)
+            keys, p.fps, p.legacy = p.fps, fingerprints(p.fps, head.seed, legacy=True), True
             r = ranks(p.fps, p.totals)
             if len(np.unique(keys)) != len(keys) or len(np.unique(p.fps)) != len(keys) or (np.diff(r) < 0).any():
                 raise CorruptSketchError("layout-1 sample entries are not distinct keys in rank order")
-            budget = LAYOUT1_OVERHEAD + LAYOUT1_ENTRY * head.width
+            budget = LAYOUT1_OVERHEAD + (LAYOUT1_FLOAT_ENTRY if head.float_counters else LAYOUT1_ENTRY) * head.width
         r = ranks(p.fps, p.totals)
         if len(r) and not r.max() <= p.tau:
             raise CorruptSketchError("a sample entry ranks above tau: altered bytes or another seed")
@@ -482,6 +487,7 @@ class JoinSample(Serialisable):
         sk._store, sk._fin = None, _Finished(p.fps[o], p.totals[o], p.tau, p.n_keys)
         sk._total, sk._null, sk._key_domain = head.total_weight, head.null_weight, head.key_domain
         sk._parts, sk._covered = p.parts, frozenset(p.covered)
+        sk._legacy = p.legacy
         return sk
 
 

@@ -5,7 +5,8 @@ join sample"); changing one is a format change. All from :mod:`skimsketch.hashin
 seeded tabulation family of the canonical int64 key (:mod:`skimsketch.keys`)::
 
     h(k)      = word_{RANK_WORD}(k)            (u64; RANK_WORD = 2**23)
-    fp(k)     = h(k) >> 12                     (the key's 52-bit fingerprint: the sample is over fingerprints)
+    mix(k)    = the splitmix64 finalizer of k as u64 (a bijection; below)
+    fp(k)     = (h(k) ^ mix(k)) >> 12          (the key's 52-bit fingerprint: the sample is over fingerprints)
     u         = (2 * fp + 1) * 2**-53          (IEEE double, exact: an odd multiple of 2**-53 in (0, 1))
     w         = |double(f)|                    (round-to-nearest conversion of the total, then abs)
     rank      = u / (w * w)                    (two IEEE double operations, round to nearest even;
@@ -13,8 +14,15 @@ seeded tabulation family of the canonical int64 key (:mod:`skimsketch.keys`)::
     order     = (rank, fp) lexicographic: a total order of distinct fingerprints
     part_P    = ((fp & 0xFFFFFFFF) * P) >> 32  (partition of a fingerprint among P in [1, 4096], exact u64)
 
-Keys with one fingerprint (probability about ``K^2 / 2**53`` among ``K`` keys) are one
-entry of the sample, with the sum of their totals. A fingerprint whose total is zero has
+The family hashes a 64-bit key through a 32-bit fold, so ``h`` alone would give two of a
+million string keys one fingerprint about a hundred times; XOR with ``mix(k)``, a fixed
+bijection of the whole key, keeps ``h``'s uniformity and independence and separates keys
+that share a fold. Keys with one fingerprint (probability about ``K^2 / 2**53`` among ``K``
+keys) are one entry of the sample, with the sum of their totals. A *legacy* sample (read from
+layout 1, whose ranks came from ``h >> 12``) keeps ``fp = h >> 12``.
+
+    mix(z):  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9;  z = (z ^ (z >> 27)) * 0x94D049BB133111EB;
+             return z ^ (z >> 31)                        (u64 arithmetic, modulo 2**64) A fingerprint whose total is zero has
 no rank (it is not in the table). ``u`` is uniform on ``2**52`` points of (0, 1), so
 ``P(rank < t) = min(1, t f^2)`` up to ``2**-52``: the inclusion probability of the
 estimator (:mod:`skimsketch.sample_estimate`).
@@ -28,7 +36,7 @@ import numpy as np
 
 from .hashing import family
 
-__all__ = ["FP_BITS", "MAX_PARTITIONS", "RANK_WORD", "fingerprints", "order", "partitions", "partitions_fp", "ranks",
+__all__ = ["FP_BITS", "MAX_PARTITIONS", "RANK_WORD", "fingerprints", "mix", "order", "partitions", "partitions_fp", "ranks",
            "unit_hashes", "units"]
 
 RANK_WORD = 1 << 23  # far from the words of the sketches (< 2**21), AGMS (2**20 + ...) and the hierarchy (2**22 + ...)
@@ -50,13 +58,29 @@ def _table(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return out
 
 
-def fingerprints(keys: np.ndarray, seed: int) -> np.ndarray:
-    """``fp(k) = h(k) >> 12`` of every canonical key (int64 in ``[0, 2**52)``; module docstring)."""
+def mix(keys: np.ndarray) -> np.ndarray:
+    """The splitmix64 finalizer of every canonical key (uint64; module docstring).
+
+    >>> [hex(int(x)) for x in mix(np.array([0, 1, -1], dtype=np.int64))]
+    ['0x0', '0x5692161d100b05e5', '0xb4d055fcf2cbbd7b']
+    """
+    z = np.ascontiguousarray(keys, dtype=np.int64).view(np.uint64).copy()
+    with np.errstate(over="ignore"):
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def fingerprints(keys: np.ndarray, seed: int, legacy: bool = False) -> np.ndarray:
+    """``fp(k) = (h(k) ^ mix(k)) >> 12`` of every canonical key (int64 in ``[0, 2**52)``; module docstring);
+    ``legacy``: ``h(k) >> 12``, the fingerprint of a sample read from layout 1."""
     t0, t1, t2 = _table(seed)
     c0, c1, c2 = family(seed).chars(np.ascontiguousarray(keys, dtype=np.int64))
     h = np.take(t0, c0)
     h ^= np.take(t1, c1)
     h ^= np.take(t2, c2)
+    if not legacy:
+        h ^= mix(keys)
     return (h >> np.uint64(12)).astype(np.int64)
 
 

@@ -108,11 +108,44 @@ def test_keys_with_equal_fingerprints_add_their_totals(monkeypatch):
     """A collision (probability about K^2 / 2**53) is simulated: fp(k) = |k| // 2 makes 4 and 5 collide."""
     import skimsketch.sample as sample_module
 
-    monkeypatch.setattr(sample_module, "fingerprints", lambda k, seed: np.abs(np.asarray(k, np.int64)) // 2)
+    monkeypatch.setattr(sample_module, "fingerprints", lambda k, seed, legacy=False: np.abs(np.asarray(k, np.int64)) // 2)
     s = ss.JoinSample.for_bytes(512, seed=3).update([4, 5, 5, 7])
     assert dict(zip(*map(np.ndarray.tolist, s.sample_items()))) == {2: 3, 3: 1} and s.n_keys == 2
     s.update([4, 5, 5], weights=-1)  # the fingerprint's total returns to 0: it leaves the table
     assert s.sample_items()[0].tolist() == [3] and s.frequency(5).value == 0 and s.frequency(6).value == 1
+
+
+def test_fingerprints_use_the_whole_key():
+    """The family hashes a 32-bit fold of the key: ``h >> 12`` gave 135 collisions among a million string keys
+    (about K^2 / 2**33); ``(h ^ mix(k)) >> 12`` separates keys that share a fold."""
+    from skimsketch.hashing import family
+    from skimsketch.sample_rank import mix
+
+    keys = ss.canonicalize([f"key-{i}" for i in range(1_000_000)]).keys
+    old = fingerprints(keys, 0, legacy=True)
+    _, first, count = np.unique(old, return_index=True, return_counts=True)
+    assert (count > 1).sum() > 50  # the legacy fingerprint collides, through the fold
+    shared = np.flatnonzero(np.isin(old, old[first[count > 1]]))
+    assert len(np.unique(family(0).fold(keys[shared]))) < len(shared)
+    assert len(np.unique(fingerprints(keys, 0))) == len(keys)
+    assert [hex(int(x)) for x in mix(np.array([0, 1, -1], dtype=np.int64))] == [
+        "0x0", "0x5692161d100b05e5", "0xb4d055fcf2cbbd7b"]  # splitmix64's finalizer (docs/format.md)
+
+
+def test_legacy_samples_join_only_legacy_samples():
+    """A layout-1 blob reads as a legacy sample (fingerprints h >> 12, flag bit 1 when written again): it joins
+    and merges other legacy samples as before, and a layout-2 sample is refused by name."""
+    from pathlib import Path
+
+    blob = (Path(__file__).parent / "golden_sample" / "v4_zipf.bin").read_bytes()
+    old = ss.from_bytes(blob)
+    again = ss.from_bytes(old.to_bytes())
+    assert again == old and again.to_bytes()[64 + 5] == 2  # the extension's flags byte: legacy
+    assert old.join_size(again).value == old.self_join_size().value
+    new = ss.JoinSample.for_bytes(old.budget, seed=old.seed).update([1, 2, 3])
+    for op in (lambda: old.join_size(new), lambda: new.join_size(old), lambda: old.copy().merge(new)):
+        with pytest.raises(ss.IncompatibleSketchError, match="rank hash differs"):
+            op()
 
 
 def test_rank_definition_is_bit_exact():
@@ -331,7 +364,8 @@ def test_header_and_extension_checks_name_the_fault():
     r, fp_bytes = struct.unpack_from("<BI", blob, ext + 32)
     cases = {
         (ext + 4, b"\x03"): "unknown sample extension version 3",
-        (ext + 5, b"\x02"): "reserved sample extension bytes",
+        (ext + 5, b"\x03"): "reserved sample extension bytes",  # partial and legacy: never both
+        (ext + 5, b"\x04"): "reserved sample extension bytes",
         (ext + 12, struct.pack("<I", 2)): "partition count 2 disagrees",
         (ext + 16, struct.pack("<d", float("nan"))): "not positive",
         (ext + 16, struct.pack("<d", float("inf"))): "tau infinite exactly when all are kept",
@@ -384,8 +418,8 @@ def _close(want: str, got: str) -> bool:
 
 def test_layout1_golden_vectors_still_read_with_their_answers():
     """The previous release's blobs (frozen): every answer but ``info`` is unchanged (within 1e-9 relative:
-    the sums run in fingerprint order now); ``info`` names the budget 100 + 12 m and the layout-2 size; the
-    partial piece is refused."""
+    the sums run in fingerprint order now); ``info`` names the budget 100 + 12 m (16 m for float totals) and the
+    layout-2 size; the partial piece is refused."""
     checked = 0
     for f, got in sample_golden.legacy_answers():
         op, a, b, want = f[0], f[2], f[3], f[5]
@@ -396,7 +430,8 @@ def test_layout1_golden_vectors_still_read_with_their_answers():
             blob = sample_golden.legacy_path(a).read_bytes()
             m = struct.unpack_from("<I", blob, 8)[0]
             w = want.split(" ")
-            w[1], w[6] = str(100 + 12 * m), str(len(ss.from_bytes(blob).to_bytes()))
+            per = 16 if ss.from_bytes(blob).dtype == "float64" else 12
+            w[1], w[6] = str(100 + per * m), str(len(ss.from_bytes(blob).to_bytes()))
             assert got == " ".join(w), (f, got)
         else:
             assert want == got or _close(want, got), (f, got)
@@ -412,4 +447,4 @@ def test_a_converted_layout1_sample_keeps_its_entries_and_re_reads_as_layout2():
     new = s.to_bytes()
     assert new[64 + 4] == 2 and len(new) <= s.budget and ss.from_bytes(new).to_bytes() == new
     keys = np.frombuffer(old, "<i8", n, 64 + 32)
-    assert sorted(s.sample_items()[0].tolist()) == sorted(fingerprints(keys, 42).tolist())
+    assert sorted(s.sample_items()[0].tolist()) == sorted(fingerprints(keys, 42, legacy=True).tolist())
