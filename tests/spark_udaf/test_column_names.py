@@ -44,7 +44,25 @@ SCALARS = [
     ("skim_join_size(skim_union(a.s, b.s), a.s)", "skim_join_size(skim_union(s, s), s)"),
 ]
 #: Aggregates over `cn_rows` (g, k): the same natively and in Python.
-AGGREGATES = [("skim_sketch_agg(k)", "skim_sketch_agg(k)"), ("skim_union_agg(s)", "skim_union_agg(s)")]
+AGGREGATES = [
+    ("skim_sketch_agg(k)", "skim_sketch_agg(k)"),
+    ("skim_sketch_agg(k, nbytes => 4096)", "skim_sketch_agg(k, nbytes => 4096)"),
+    ("skim_sketch_agg(key => k, weight => g, seed => 7)", "skim_sketch_agg(key => k, weight => g, seed => 7)"),
+    ("skim_hash_sketch_agg(k, 64, 3)", "skim_hash_sketch_agg(k, 64, 3)"),
+    ("skim_hash_sketch_agg(k + 1, width => 64, depth => 3)", "skim_hash_sketch_agg((k + 1), width => 64, depth => 3)"),
+    ("skim_union_agg(s)", "skim_union_agg(s)"),
+]
+#: (expression, native name, Python name): Spark names a Python call by its arguments' plain text (``cast(k as
+#: int)``, a binary constant whole as ``0x...``), a native one by their SQL, as its own functions.
+DIFFERENCES = [
+    ("skim_sketch_agg(CAST(k AS INT), nbytes => 4096) FROM cn_rows", "skim_sketch_agg(CAST(k AS INT), nbytes => 4096)",
+     "skim_sketch_agg(cast(k as int), nbytes => 4096)"),
+    ("skim_frequency(s, CAST(3 AS BIGINT)) FROM cn", "skim_frequency(s, CAST(3 AS BIGINT))",
+     "skim_frequency(s, cast(3 as bigint))"),
+    ("skim_sketch_info(X'0102')", "skim_sketch_info(X'0102')", "skim_sketch_info(0x0102)"),  # up to 8 bytes: whole
+    (f"skim_sketch_info(X'{LITERAL.hex()}')", f"skim_sketch_info({SHOWN})",
+     f"skim_sketch_info(0x{LITERAL.hex().upper()})"),
+]
 #: Functions the Python fallbacks replace (registered under these names where the JVM has no jar).
 FALLBACKS = ("skim_sketch_agg", "skim_hash_sketch_agg", "skim_union_agg", "skim_union", "skim_join_size",
              "skim_join_size_bounds", "skim_self_join_size", "skim_self_join_size_bounds", "skim_frequency",
@@ -96,13 +114,21 @@ def test_aggregates_are_named_after_the_function(session, expr, name):
     assert _name(spark, f"SELECT {expr} FROM {'cn' if 'union' in expr else 'cn_rows'}") == name
 
 
+@pytest.mark.parametrize("expr,native_name,python_name", DIFFERENCES)
+def test_names_that_differ_by_how_spark_prints_python_calls(session, expr, native_name, python_name):
+    spark, where = session
+    assert _name(spark, f"SELECT {expr}") == (native_name if where == "native" else python_name)
+
+
 def test_native_only_functions_are_named_after_the_function(session):
     spark, where = session
     if where != "native":
         pytest.skip("the jar's functions")
     assert _name(spark, "SELECT skim_sample_agg(k) FROM cn_rows") == "skim_sample_agg(k)"
-    template = ss.SkimmedSketch.for_bytes(4096).to_bytes().hex()
-    assert _name(spark, f"SELECT skim_sketch_like_agg(k, X'{template}') FROM cn_rows") == "skim_sketch_like_agg(k)"
+    template = ss.SkimmedSketch.for_bytes(4096).to_bytes()
+    shown = f"X'{template[:8].hex().upper()}...'({len(template)} bytes)"
+    assert _name(spark, f"SELECT skim_sketch_like_agg(k, X'{template.hex()}') FROM cn_rows") == \
+        f"skim_sketch_like_agg(k, {shown})"
 
 
 def test_a_literal_sketch_is_abbreviated_natively_and_printed_whole_in_python(session):
@@ -113,9 +139,6 @@ def test_a_literal_sketch_is_abbreviated_natively_and_printed_whole_in_python(se
     assert _name(spark, f"SELECT skim_sketch_info(X'{hexed}')") == f"skim_sketch_info({shown})"
     assert _name(spark, f"SELECT skim_self_join_size_bounds(X'{hexed}', confidence => 0.5)") == \
         f"skim_self_join_size_bounds({shown}, confidence => 0.5)"
-    # up to 8 bytes a constant is shown whole (the call itself fails when it runs: not a sketch)
-    assert _name(spark, "SELECT skim_sketch_info(X'0102')") == \
-        ("skim_sketch_info(X'0102')" if where == "native" else "skim_sketch_info(0x0102)")
     # both constants: the call is folded to its value, under the name it had
     r = spark.sql(f"SELECT skim_join_size(X'{hexed}', X'{hexed}')")
     assert r.columns == [f"skim_join_size({shown}, {shown})"]

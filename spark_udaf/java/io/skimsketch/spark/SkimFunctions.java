@@ -228,9 +228,12 @@ public final class SkimFunctions {
         final String fn;
         final List<Expression> positional = new ArrayList<>();
         final Map<String, Expression> named = new LinkedHashMap<>();
+        /** The arguments as written (a column's default name shows them, NamedCall.shown). */
+        final Seq<Expression> written;
 
         Args(String fn, Seq<Expression> argSeq, Set<String> allowed) {
             this.fn = fn;
+            this.written = argSeq;
             for (Expression e : CollectionConverters.asJava(argSeq)) {
                 if (e instanceof NamedArgumentExpression) {
                     NamedArgumentExpression n = (NamedArgumentExpression) e;
@@ -426,7 +429,7 @@ public final class SkimFunctions {
         if (weight != null) {
             children.add(castTo(weight, isFloat ? DataTypes.DoubleType : weightAs));
         }
-        return new BuildAggregate(fn, spec, bytesKeys, seq(children), 0, 0);
+        return new BuildAggregate(fn, NamedCall.shown(fn, a.written), spec, bytesKeys, seq(children), 0, 0);
     }
 
     private static long required(String fn, Map<String, Expression> c, String name, String signature) {
