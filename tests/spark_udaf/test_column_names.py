@@ -182,6 +182,26 @@ def test_named_calls_work_nested_in_where_order_by_and_group_by(session):
     assert [tuple(r) for r in kinds.collect()] == [("SkimmedSketch", 3)]
 
 
+@pytest.mark.parametrize("factory", ["CODEGEN_ONLY", "NO_CODEGEN"])
+def test_named_calls_evaluate_as_the_calls_they_wrap(session, factory):
+    """Generated code and interpreted evaluation, a call repeated (common subexpressions), a NaN key (NULL)."""
+    spark, where = session
+    if where != "native":
+        pytest.skip("NamedCall is the jar's")
+    spark.conf.set("spark.sql.codegen.factoryMode", factory)
+    spark.conf.set("spark.sql.codegen.wholeStage", str(factory == "CODEGEN_ONLY").lower())
+    try:
+        rows = spark.sql("""SELECT g, skim_self_join_size(s), skim_self_join_size(s) + 1, skim_frequency(s, 3.0D),
+                                   skim_frequency(s, CAST('NaN' AS DOUBLE)), skim_sketch_info(s).total_weight
+                            FROM cn ORDER BY g""").collect()
+    finally:
+        spark.conf.unset("spark.sql.codegen.factoryMode")
+        spark.conf.unset("spark.sql.codegen.wholeStage")
+    want = [(g, _exact_join(k, k), _exact_join(k, k) + 1, float(k.count(3)), None, float(len(k)))
+            for g, k in sorted(KEYS.items())]
+    assert [tuple(r) for r in rows] == want
+
+
 def test_column_helpers_get_the_same_names(session):
     spark, where = session
     a, b = spark.table("cn").alias("a"), spark.table("cn").alias("b")
