@@ -111,6 +111,13 @@ public final class NamedCall extends Expression implements java.io.Serializable 
         return null;
     }
 
+    /** The same computation however it was written: GROUP BY skim_frequency(s, key => 3) matches
+     * skim_frequency(s, 3). */
+    @Override
+    public Expression canonicalized() {
+        return new NamedCall(name, name, call.canonicalized());
+    }
+
     @Override
     public String sql() {
         return shown;
