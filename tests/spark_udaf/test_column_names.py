@@ -114,6 +114,21 @@ def test_aggregates_are_named_after_the_function(session, expr, name):
     assert _name(spark, f"SELECT {expr} FROM {'cn' if 'union' in expr else 'cn_rows'}") == name
 
 
+def test_one_aggregate_however_written(session):
+    """Natively one buffer for one sketch written two ways (its canonical form ignores the spelling)."""
+    spark, where = session
+    if where != "native":
+        pytest.skip("the jar's aggregates")
+    df = spark.sql("SELECT skim_sketch_agg(k), skim_sketch_agg(key => k), skim_sketch_agg(k, nbytes => 4096) "
+                   "FROM cn_rows")
+    assert df.columns == ["skim_sketch_agg(k)", "skim_sketch_agg(key => k)", "skim_sketch_agg(k, nbytes => 4096)"]
+    plan = df._jdf.queryExecution().executedPlan().toString()
+    assert plan.count("partial_skim_sketch_agg(") == 2, plan
+    r = df.collect()[0]
+    assert bytes(r[0]) == bytes(r[1]) == ss.SkimmedSketch.for_bytes(16384).update(
+        [k for g in KEYS for k in KEYS[g]]).to_bytes()
+
+
 @pytest.mark.parametrize("expr,native_name,python_name", DIFFERENCES)
 def test_names_that_differ_by_how_spark_prints_python_calls(session, expr, native_name, python_name):
     spark, where = session

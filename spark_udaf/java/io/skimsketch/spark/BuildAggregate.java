@@ -207,6 +207,13 @@ public final class BuildAggregate extends TypedImperativeAggregate<SketchState> 
         return name;
     }
 
+    /** The same aggregate however it was written (one buffer for skim_sketch_agg(k) and skim_sketch_agg(key => k)). */
+    @Override
+    public Expression canonicalized() {
+        return new BuildAggregate(name, name, spec, bytesKeys, withCanonicalizedChildren().children(),
+                mutableAggBufferOffset, inputAggBufferOffset);
+    }
+
     @Override
     public String sql(boolean isDistinct) {
         return isDistinct ? name + "(DISTINCT " + shown.substring(name.length() + 1) : shown;
