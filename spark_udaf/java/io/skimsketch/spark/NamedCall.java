@@ -25,7 +25,8 @@ import scala.runtime.AbstractPartialFunction;
  * after the function instead of the Java method.
  * <ul>
  * <li>{@code sql} (what Spark names an unaliased column after): {@code fn(args as written)}, each
- * argument in Spark's pretty SQL, as the Python functions are named, e.g.
+ * argument in Spark's pretty SQL, as Spark names its own functions (and, but for casts and binary
+ * constants, which Spark prints as plain text there, as it names the Python functions), e.g.
  * {@code skim_join_size(s, s)} or {@code skim_join_size_bounds(s, s, confidence => 0.9)};</li>
  * <li>{@code toString} (EXPLAIN): {@code fn(the arguments evaluated)}, e.g.
  * {@code skim_join_size(s#12, s#15, 0.95)};</li>
