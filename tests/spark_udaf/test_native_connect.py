@@ -26,12 +26,16 @@ CLIENT = textwrap.dedent("""
     u = spark.sql("SELECT skim_union_agg(s) AS u FROM (SELECT skim_hash_sketch_agg(id, 64, 3, 5) AS s FROM range(10) "
                   "GROUP BY id % 2)").collect()[0]
     plan = spark.sql("EXPLAIN SELECT skim_sketch_agg(id) FROM range(0, 10, 1, 3)").collect()[0][0]
+    from pyspark.sql import functions as F
     from spark_udaf import functions as SF  # the Column helpers on a Connect session
     df = spark.range(0, 300, 1, 3).selectExpr("CAST(id % 7 AS INT) AS k", "id % 2 AS g")
     c = df.groupBy("g").agg(SF.skim_sketch_agg("k", nbytes=4096, seed=3).alias("s")).agg(
         SF.skim_union_agg("s").alias("s")).select("s", SF.skim_join_size_bounds("s", "s").alias("e")).collect()[0]
+    lit = "X'" + bytes(r.a).hex() + "'"  # default column names: the function's, a literal sketch abbreviated
+    names = spark.sql(f"SELECT skim_join_size(s, s), skim_sketch_info({lit}) FROM (SELECT {lit} AS s)").columns
+    names += df.select(SF.skim_frequency(SF.skim_union(F.lit(bytes(r.a)), F.lit(bytes(r.a))), 3) * 2).columns
     print(json.dumps({"a": bytes(r.a).hex(), "h": bytes(r.h).hex(), "n": r.n, "u": bytes(u.u).hex(), "plan": plan,
-                      "c": bytes(c.s).hex(), "ce": c.e.asDict()}))
+                      "c": bytes(c.s).hex(), "ce": c.e.asDict(), "names": names}))
     spark.stop()
 """)
 
@@ -128,6 +132,10 @@ def test_sql_functions_from_a_connect_client(connect_url):
     assert bytes.fromhex(out["c"]) == c.to_bytes()
     e = c.join_size(c)
     assert out["ce"] == {"value": e.value, "low": e.low, "high": e.high, "confidence": 1.0, "method": "exact"}
+    a = bytes.fromhex(out["a"])
+    shown = f"X'{a[:8].hex().upper()}...'({len(a)} bytes)"
+    assert out["names"] == ["skim_join_size(s, s)", f"skim_sketch_info({shown})",
+                            f"(skim_frequency(skim_union({shown}, {shown}), 3) * 2)"]
 
 
 def test_the_daily_sketch_workflow_in_sql_alone(connect_url, tmp_path):

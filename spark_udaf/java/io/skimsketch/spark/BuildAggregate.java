@@ -21,11 +21,13 @@ import scala.collection.immutable.Seq;
  * below 2^24, NaN being NULL; or binary hashed through fingerprint64) and optionally the weight (bigint or DECIMAL(p, 0)
  * for integer counters, double for float counters). NULL keys add their weight to the
  * null weight; rows with a NULL (or NaN) weight are skipped, as the Python builders do. The
- * partial buffer is shuffled as the core's bytes.
+ * partial buffer is shuffled as the core's bytes. Named (a column's default name) as written, with its
+ * constant parameters ({@code skim_sketch_agg(k, nbytes => 4096)}, NamedCall.shown), as the Python builders are.
  */
 public final class BuildAggregate extends TypedImperativeAggregate<SketchState> implements java.io.Serializable {
     private static final long serialVersionUID = 1L;
     private final String name;
+    private final String shown;
     private final Spec spec;
     private final boolean bytesKeys;
     private final Seq<Expression> children;
@@ -36,9 +38,10 @@ public final class BuildAggregate extends TypedImperativeAggregate<SketchState> 
     /** The input column of an unweighted bigint key once bound (read without boxing), else -1. */
     private final int longKeyOrdinal;
 
-    public BuildAggregate(String name, Spec spec, Boolean bytesKeys, Seq<Expression> children,
+    public BuildAggregate(String name, String shown, Spec spec, Boolean bytesKeys, Seq<Expression> children,
                           Integer mutableAggBufferOffset, Integer inputAggBufferOffset) {
         this.name = name;
+        this.shown = shown;
         this.spec = spec;
         this.bytesKeys = bytesKeys;
         this.children = children;
@@ -170,12 +173,12 @@ public final class BuildAggregate extends TypedImperativeAggregate<SketchState> 
 
     @Override
     public ImperativeAggregate withNewMutableAggBufferOffset(int offset) {
-        return new BuildAggregate(name, spec, bytesKeys, children, offset, inputAggBufferOffset);
+        return new BuildAggregate(name, shown, spec, bytesKeys, children, offset, inputAggBufferOffset);
     }
 
     @Override
     public ImperativeAggregate withNewInputAggBufferOffset(int offset) {
-        return new BuildAggregate(name, spec, bytesKeys, children, mutableAggBufferOffset, offset);
+        return new BuildAggregate(name, shown, spec, bytesKeys, children, mutableAggBufferOffset, offset);
     }
 
     @Override
@@ -185,7 +188,8 @@ public final class BuildAggregate extends TypedImperativeAggregate<SketchState> 
 
     @Override
     public Expression withNewChildrenInternal(IndexedSeq<Expression> newChildren) {
-        return new BuildAggregate(name, spec, bytesKeys, newChildren, mutableAggBufferOffset, inputAggBufferOffset);
+        return new BuildAggregate(name, shown, spec, bytesKeys, newChildren, mutableAggBufferOffset,
+                inputAggBufferOffset);
     }
 
     @Override
@@ -203,6 +207,18 @@ public final class BuildAggregate extends TypedImperativeAggregate<SketchState> 
         return name;
     }
 
+    /** The same aggregate however it was written (one buffer for skim_sketch_agg(k) and skim_sketch_agg(key => k)). */
+    @Override
+    public Expression canonicalized() {
+        return new BuildAggregate(name, name, spec, bytesKeys, withCanonicalizedChildren().children(),
+                mutableAggBufferOffset, inputAggBufferOffset);
+    }
+
+    @Override
+    public String sql(boolean isDistinct) {
+        return isDistinct ? name + "(DISTINCT " + shown.substring(name.length() + 1) : shown;
+    }
+
     @Override
     public String toString() {
         return name + "(" + children.mkString(", ") + ") as " + spec;
@@ -211,18 +227,19 @@ public final class BuildAggregate extends TypedImperativeAggregate<SketchState> 
     // -- Product (the constructor's arguments, which TreeNode.makeCopy relies on) ----------------
     @Override
     public int productArity() {
-        return 6;
+        return 7;
     }
 
     @Override
     public Object productElement(int n) {
         switch (n) {
             case 0: return name;
-            case 1: return spec;
-            case 2: return bytesKeys;
-            case 3: return children;
-            case 4: return mutableAggBufferOffset;
-            case 5: return inputAggBufferOffset;
+            case 1: return shown;
+            case 2: return spec;
+            case 3: return bytesKeys;
+            case 4: return children;
+            case 5: return mutableAggBufferOffset;
+            case 6: return inputAggBufferOffset;
             default: throw new IndexOutOfBoundsException(Integer.toString(n));
         }
     }
@@ -238,12 +255,13 @@ public final class BuildAggregate extends TypedImperativeAggregate<SketchState> 
             return false;
         }
         BuildAggregate x = (BuildAggregate) o;
-        return name.equals(x.name) && spec.equals(x.spec) && bytesKeys == x.bytesKeys && children.equals(x.children)
+        return name.equals(x.name) && shown.equals(x.shown) && spec.equals(x.spec) && bytesKeys == x.bytesKeys
+                && children.equals(x.children)
                 && mutableAggBufferOffset == x.mutableAggBufferOffset && inputAggBufferOffset == x.inputAggBufferOffset;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, spec, bytesKeys, children, mutableAggBufferOffset, inputAggBufferOffset);
+        return Objects.hash(name, shown, spec, bytesKeys, children, mutableAggBufferOffset, inputAggBufferOffset);
     }
 }

@@ -228,9 +228,12 @@ public final class SkimFunctions {
         final String fn;
         final List<Expression> positional = new ArrayList<>();
         final Map<String, Expression> named = new LinkedHashMap<>();
+        /** The arguments as written (a column's default name shows them, NamedCall.shown). */
+        final Seq<Expression> written;
 
         Args(String fn, Seq<Expression> argSeq, Set<String> allowed) {
             this.fn = fn;
+            this.written = argSeq;
             for (Expression e : CollectionConverters.asJava(argSeq)) {
                 if (e instanceof NamedArgumentExpression) {
                     NamedArgumentExpression n = (NamedArgumentExpression) e;
@@ -426,7 +429,7 @@ public final class SkimFunctions {
         if (weight != null) {
             children.add(castTo(weight, isFloat ? DataTypes.DoubleType : weightAs));
         }
-        return new BuildAggregate(fn, spec, bytesKeys, seq(children), 0, 0);
+        return new BuildAggregate(fn, NamedCall.shown(fn, a.written), spec, bytesKeys, seq(children), 0, 0);
     }
 
     private static long required(String fn, Map<String, Expression> c, String name, String signature) {
@@ -530,7 +533,8 @@ public final class SkimFunctions {
         if (a.positional.size() > 2) {
             throw error("skim_union: expected two arguments (a, b), got " + a.positional.size());
         }
-        return invoke(SampleUnionAgg.class, DataTypes.BinaryType, "union", sketches("skim_union", a, 2));
+        return NamedCall.of("skim_union", argSeq, invoke(SampleUnionAgg.class, DataTypes.BinaryType, "union",
+                sketches("skim_union", a, 2)));
     }
 
     private static Expression info(Seq<Expression> argSeq) {
@@ -538,8 +542,8 @@ public final class SkimFunctions {
         if (a.positional.size() > 1) {
             throw error("skim_sketch_info: expected one argument (a), got " + a.positional.size());
         }
-        return invoke(EstimateFunctions.class, EstimateFunctions.infoType(), "info",
-                sketches("skim_sketch_info", a, 1));
+        return NamedCall.of("skim_sketch_info", argSeq, invoke(EstimateFunctions.class,
+                EstimateFunctions.infoType(), "info", sketches("skim_sketch_info", a, 1)));
     }
 
     /** The estimate functions: sketches, then the key (skim_frequency), then an optional confidence. */
@@ -578,7 +582,7 @@ public final class SkimFunctions {
             args.add(confidence);
             String m = count == 2 ? (bounds ? "joinSizeBounds" : "joinSize")
                     : bounds ? "selfJoinSizeBounds" : "selfJoinSize";
-            return invoke(EstimateFunctions.class, result, m, args);
+            return NamedCall.of(fn, argSeq, invoke(EstimateFunctions.class, result, m, args));
         }
         DataType kt = key.dataType();
         String m;
@@ -603,8 +607,8 @@ public final class SkimFunctions {
         args.add(confidence);
         Expression call = invoke(EstimateFunctions.class, DataTypes.DoubleType, m, args);
         if (m.equals("frequencyDouble") || m.equals("frequencyFloat")) { // a NaN key is NULL, as in the builders
-            return new If(new IsNaN(k), Literal.create(null, DataTypes.DoubleType), call);
+            call = new If(new IsNaN(k), Literal.create(null, DataTypes.DoubleType), call);
         }
-        return call;
+        return NamedCall.of(fn, argSeq, call);
     }
 }
