@@ -42,6 +42,7 @@ final class SampleEstimator {
         if (da != 0 && db != 0 && da != db) {
             throw SampleState.incompatible("key_domain", SampleState.domainName(da), SampleState.domainName(db), "join");
         }
+        a.checkRankHash(b, "join");
     }
 
     static Estimator.Est join(SampleState a, SampleState b, double confidence) {
@@ -148,7 +149,7 @@ final class SampleEstimator {
                     "query");
         }
         SampleState.Fin f = s.sample();
-        long fp = SampleRank.of(s.seed).fp(key);
+        long fp = s.fp(key);
         for (int i = 0; i < f.fps.length; i++) {
             if (f.fps[i] == fp) {
                 double v = f.total(i);

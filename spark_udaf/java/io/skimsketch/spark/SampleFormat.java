@@ -13,8 +13,9 @@ import java.util.zip.CRC32;
  * the byte budget B), the SMPL extension of layout 2 (counts, tau, K, the partition bitmap of a partial
  * piece, the Rice parameter, the fingerprint section and the totals section of {@link SampleCodec}, both
  * in ascending fingerprint order) and the CRC-32. decode also reads layout 1 (keys and fixed-width totals,
- * width = the capacity m) into fingerprints: budget 100 + 12 m (100 + 16 m with float totals: the
- * for_bytes budget that gave m), the same ranks and tau. decode refuses
+ * width = the capacity m) into legacy fingerprints h >>> 12: budget 100 + 12 m (100 + 16 m with float
+ * totals), the same ranks and tau; such a sample writes back as layout 2 with the extension's flag
+ * bit 1 (legacy; never with bit 0, partial). decode refuses
  * everything the core refuses, with CorruptSketchError.
  */
 final class SampleFormat {
@@ -27,6 +28,9 @@ final class SampleFormat {
     private static final int SMPL = 0x4C504D53; // "SMPL"
     private static final int V1_MAX_CAPACITY = 1 << 26;
     private static final int V1_MIN_CAPACITY = 4;
+    /** Extension flags (layout 2): a partition piece; a legacy sample (fingerprints h >>> 12). */
+    static final int PARTIAL = 1;
+    static final int LEGACY = 2;
 
     private SampleFormat() {}
 
@@ -93,7 +97,7 @@ final class SampleFormat {
         b.put((byte) (s.isFloat ? 2 : 1)).put((byte) (f.nKeys > 0 ? s.keyDomain : 0)).putShort((short) 0)
                 .putDouble(0.0);
         b.putLong(s.total).putLong(s.nullW).putInt(ext);
-        b.putInt(SMPL).put((byte) LAYOUT).put((byte) (partial ? 1 : 0)).putShort((short) 0).putInt(n)
+        b.putInt(SMPL).put((byte) LAYOUT).put((byte) ((partial ? PARTIAL : 0) | (s.legacy ? LEGACY : 0))).putShort((short) 0).putInt(n)
                 .putInt(s.parts);
         b.putDouble(f.tau).putLong(f.nKeys);
         if (partial) {
@@ -215,14 +219,14 @@ final class SampleFormat {
         if (lv != 1 && lv != 2) {
             throw bad("unknown sample extension version " + lv);
         }
-        if (b.getShort(x + 6) != 0 || xflags > 1) {
+        if (b.getShort(x + 6) != 0 || !(xflags == 0 || xflags == PARTIAL || (lv == 2 && xflags == LEGACY))) {
             throw bad("reserved sample extension bytes are set");
         }
         long n = b.getInt(x + 8) & 0xFFFFFFFFL;
         long parts = b.getInt(x + 12) & 0xFFFFFFFFL;
         double tau = b.getDouble(x + 16);
         long nKeys = b.getLong(x + 24);
-        boolean partial = xflags == 1;
+        boolean partial = (xflags & PARTIAL) != 0;
         if (partial != (parts > 1) || parts < 1 || parts > SampleRank.MAX_PARTITIONS) {
             throw bad("sample partition count " + parts + " disagrees with its partial flag " + xflags + " (1 for a "
                     + "whole sample, 2.." + SampleRank.MAX_PARTITIONS + " for a partial one)");
@@ -238,6 +242,7 @@ final class SampleFormat {
         h.nKeys = nKeys;
         h.n = n;
         h.parts = (int) parts;
+        h.legacy = lv == 1 || xflags == LEGACY;
         return lv == 1 ? decodeV1(blob, b, h, ctype, width, e) : decodeV2(blob, b, h, ctype, width, e);
     }
 
@@ -253,6 +258,7 @@ final class SampleFormat {
         long nKeys;
         long n;
         int parts;
+        boolean legacy;
     }
 
     /** The rules both layouts share: tau against the counts, totals, the empty flag, the key domain. */
@@ -309,6 +315,7 @@ final class SampleFormat {
         s.keyDomain = h.kd;
         s.parts = h.parts;
         s.covered = covered;
+        s.legacy = h.legacy;
         return s;
     }
 
@@ -422,7 +429,7 @@ final class SampleFormat {
             throw bad("non-canonical total width: int64 totals that all fit in int32");
         }
         checkState(h, totals);
-        // keys in (rank, key) order -> fingerprints (distinct, ranks non-decreasing), then the rank-above-tau rule
+        // keys in (rank, key) order -> legacy fingerprints (distinct, ranks non-decreasing), then the rank-above-tau rule
         SampleRank r = SampleRank.of(h.seed);
         Set<Long> seenKeys = new HashSet<>();
         Set<Long> seenFps = new HashSet<>();
@@ -430,7 +437,7 @@ final class SampleFormat {
         double[] ranks = new double[(int) n];
         boolean ok = true;
         for (int i = 0; i < n; i++) {
-            fps[i] = r.fp(keys[i]);
+            fps[i] = r.fp(keys[i], true);
             ranks[i] = SampleRank.rank(fps[i], h.isFloat ? Double.longBitsToDouble(totals[i]) : (double) totals[i]);
             ok &= seenKeys.add(keys[i]) && seenFps.add(fps[i]) && (i == 0 || !(ranks[i] < ranks[i - 1]));
         }

@@ -4,10 +4,14 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The ranks of a coordinated priority sample (skimsketch/sample_rank.py), bit for bit: from the seeded
- * tabulation word h = word_{2^23}(k) of the canonical key, the 52-bit key fingerprint fp = h >>> 12,
- * u = (2 fp + 1) 2^-53, rank = u / (w w) with w = |double(total)|, and the fingerprint partition
+ * tabulation word h = word_{2^23}(k) of the canonical key and mix(k), the splitmix64 finalizer of the key
+ * as u64 ({@link Hashing#mix}), the 52-bit key fingerprint fp = (h ^ mix(k)) >>> 12, u = (2 fp + 1) 2^-53,
+ * rank = u / (w w) with w = |double(total)|, and the fingerprint partition
  * part_P = ((fp &amp; 0xFFFFFFFF) P) >>> 32. Entries are ordered by (rank, fp). The sample is over
- * fingerprints: two keys of one fingerprint are one entry with the sum of their totals.
+ * fingerprints: two keys of one fingerprint are one entry with the sum of their totals. The family
+ * hashes a 32-bit fold of the key, so h alone separates string keys by 32 bits only; XOR with mix, a
+ * bijection of the whole key, keeps h's uniformity and makes equal fingerprints about K^2 / 2^53 likely.
+ * A legacy sample (read from layout 1, whose ranks came from h >>> 12) keeps fp = h >>> 12.
  */
 final class SampleRank {
     static final long RANK_WORD = 1L << 23;
@@ -35,14 +39,23 @@ final class SampleRank {
         return CACHE.computeIfAbsent(seed, SampleRank::new);
     }
 
-    /** fp(k) = word_{RANK_WORD}(k) >>> 12, in [0, 2^52). */
-    long fp(long key) {
+    /** h(k) = word_{RANK_WORD}(k). */
+    private long word(long key) {
         int f = fam.fold(key);
         long c0 = f & 0xFFFFL;
         long c1 = f >>> 16;
-        long h = Hashing.mix(h0 + c0 * Hashing.G) ^ Hashing.mix(h1 + c1 * Hashing.G)
+        return Hashing.mix(h0 + c0 * Hashing.G) ^ Hashing.mix(h1 + c1 * Hashing.G)
                 ^ Hashing.mix(h2 + (c0 + c1) * Hashing.G);
-        return h >>> 12;
+    }
+
+    /** fp(k) = (h(k) ^ mix(k)) >>> 12, in [0, 2^52). */
+    long fp(long key) {
+        return (word(key) ^ Hashing.mix(key)) >>> 12;
+    }
+
+    /** The fingerprint of a sample: a legacy one's (layout 1) is h(k) >>> 12. */
+    long fp(long key, boolean legacy) {
+        return legacy ? word(key) >>> 12 : fp(key);
     }
 
     /** u of a fingerprint: an odd multiple of 2^-53 in (0, 1). */

@@ -45,6 +45,8 @@ final class SampleSelfTest {
         int n = vectors("golden-sample-estimates.tsv", true);
         check(vectors("golden-sample-layout1-estimates.tsv", true) >= 50, "the layout-1 vectors");
         codec();
+        fingerprints();
+        legacy();
         bounded();
         pieces();
         return n;
@@ -456,6 +458,112 @@ final class SampleSelfTest {
                 "the layout-2 bytes of a two-key sample");
     }
 
+    /**
+     * fp = (h ^ mix(k)) >>> 12: mix is splitmix64's finalizer (values computed by hand in Python, modulo
+     * 2^64), the legacy fingerprint h >>> 12 differs from it by mix(k) >>> 12, and 3M string keys (the
+     * canonical keys of "key-0" .. "key-2999999") have 3M distinct fingerprints, where h >>> 12 alone
+     * (32 bits of entropy through the family's fold) gives about K^2 / 2^33 = 1048 equal pairs.
+     */
+    private static void fingerprints() {
+        check(Hashing.mix(0) == 0 && Hashing.mix(1) == 0x5692161d100b05e5L && Hashing.mix(-1) == 0xb4d055fcf2cbbd7bL
+                && Hashing.mix(Long.MAX_VALUE) == 0x5a682afe7965debdL, "mix64 of 0, 1, -1, 2^63 - 1");
+        SampleRank r = SampleRank.of(0);
+        for (long k : new long[] {0, 1, -1, 12345, Long.MIN_VALUE}) {
+            check((r.fp(k) ^ r.fp(k, true)) == Hashing.mix(k) >>> 12 && r.fp(k, false) == r.fp(k)
+                    && r.fp(k) < SampleRank.FP_LIMIT, "fp(k) = (h ^ mix(k)) >>> 12, legacy h >>> 12, key " + k);
+        }
+        int n = 3_000_000;
+        long[] fps = new long[n];
+        long[] old = new long[n];
+        for (int i = 0; i < n; i++) {
+            long k = Hashing.fingerprint64(("key-" + i).getBytes(StandardCharsets.UTF_8));
+            fps[i] = r.fp(k);
+            old[i] = r.fp(k, true);
+        }
+        int same = equalPairs(fps);
+        int sameOld = equalPairs(old);
+        check(same == 0 && sameOld > 500, "3M string keys: " + same + " equal fingerprints (h >>> 12 alone: "
+                + sameOld + ")");
+    }
+
+    /** Adjacent equal values once sorted. */
+    private static int equalPairs(long[] v) {
+        java.util.Arrays.sort(v);
+        int c = 0;
+        for (int i = 1; i < v.length; i++) {
+            c += v[i] == v[i - 1] ? 1 : 0;
+        }
+        return c;
+    }
+
+    private static void incompatible(Runnable r, String want, String what) {
+        try {
+            r.run();
+        } catch (IncompatibleSketchError e) {
+            check(e.getMessage().equals(want), what + ": " + e.getMessage());
+            return;
+        }
+        throw new AssertionError("self-test failed: " + what + " was not refused");
+    }
+
+    /**
+     * Legacy samples (fingerprints h >>> 12, extension flag bit 1): bytes -> state -> bytes, frequency by
+     * the legacy fingerprint, legacy with legacy joins and merges; a legacy partial flag (3) is refused;
+     * a legacy sample with a layout-2 one is refused in join, merge and union.
+     */
+    private static void legacy() {
+        SampleState old = SampleState.building(400, 7, false);
+        old.legacy = true;
+        SampleState now = SampleState.building(400, 7, false);
+        for (long k = 0; k < 300; k++) {
+            old.add(k, 1, 1 + k % 7);
+            now.add(k, 1, 1 + k % 7);
+        }
+        byte[] ob = old.toBytes();
+        byte[] nb = now.toBytes();
+        SampleState back = SampleFormat.decode(ob);
+        check(ob[SampleFormat.HEADER + 5] == SampleFormat.LEGACY && nb[SampleFormat.HEADER + 5] == 0 && back.legacy
+                && !SampleFormat.decode(nb).legacy && java.util.Arrays.equals(back.toBytes(), ob)
+                && !java.util.Arrays.equals(ob, nb), "a legacy sample: flag bit 1, bytes -> state -> bytes");
+        SampleState.Fin f = back.sample();
+        SampleRank r = SampleRank.of(7);
+        long kept = -1;
+        for (long k = 0; k < 300 && kept < 0; k++) {
+            kept = f.fps[0] == r.fp(k, true) ? k : -1;
+        }
+        check(kept >= 0 && SampleEstimator.frequency(back, kept, 1, 0.95).value == 1 + kept % 7,
+                "a legacy sample's frequency looks up h >>> 12");
+        double self = SampleEstimator.selfJoin(back, 0.95).value;
+        SampleState small = SampleState.building(400, 7, false);
+        small.legacy = true;
+        for (long k = 0; k < 5; k++) {
+            small.add(k, 1, 2L);
+        }
+        byte[] sb = small.toBytes();
+        SampleState twice = SampleFormat.decode(sb).merge(SampleFormat.decode(sb));
+        check(SampleEstimator.join(back, SampleFormat.decode(ob), 0.95).value == self && twice.legacy
+                && twice.sample().complete() && twice.totalWeight() == 20.0
+                && SampleEstimator.frequency(twice, 3, 1, 0.95).value == 4.0, "legacy joins and merges legacy");
+        byte[] both = ob.clone();
+        both[SampleFormat.HEADER + 5] = 3;
+        java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+        crc.update(both, 0, both.length - 4);
+        java.nio.ByteBuffer.wrap(both, both.length - 4, 4).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+                .putInt((int) crc.getValue());
+        refused(() -> SampleFormat.decode(both), "extension flags 3 (a legacy piece)");
+        for (boolean legacyFirst : new boolean[] {true, false}) {
+            byte[] a = legacyFirst ? ob : nb;
+            byte[] b = legacyFirst ? nb : ob;
+            String pair = legacyFirst ? "('layout 1' != 'layout 2')" : "('layout 2' != 'layout 1')";
+            incompatible(() -> SampleEstimator.join(a, b, 0.95, "skim_join_size"),
+                    "cannot join sketches: rank hash differs " + pair, "join of legacy and layout-2 samples");
+            incompatible(() -> SampleFormat.decode(a).merge(SampleFormat.decode(b)),
+                    "cannot merge sketches: rank hash differs " + pair, "merge of legacy and layout-2 samples");
+            incompatible(() -> SampleEstimator.union(a, b), "cannot merge sketches: rank hash differs " + pair,
+                    "union of legacy and layout-2 samples");
+        }
+    }
+
     /** Some layout-2 golden samples rebuilt from their rows (tests/core/sample_golden.py's builders). */
     private static boolean rebuiltCompact(Map<String, byte[]> blobs) {
         SampleState complete = SampleState.building(512, 41, false);
@@ -483,11 +591,13 @@ final class SampleSelfTest {
     /** Some golden samples rebuilt from their rows (tests/core/sample_golden.py's builders) at the converted budget. */
     private static boolean rebuilt(Map<String, byte[]> converted) {
         SampleState complete = SampleState.building(100 + 12 * 34, 41, false);
+        complete.legacy = true; // converted from layout 1: fingerprints h >>> 12
         for (long k : new long[] {3, 1, 4, 1, 5, 9, 2, 6}) {
             complete.add(k, 1, 1L);
         }
         complete.add(null, 1, 1L);
         SampleState empty = SampleState.building(100 + 12 * 13, 42, false);
+        empty.legacy = true;
         return java.util.Arrays.equals(complete.toBytes(), converted.get("complete"))
                 && java.util.Arrays.equals(empty.toBytes(), converted.get("empty"));
     }

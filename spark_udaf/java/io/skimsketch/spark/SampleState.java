@@ -16,7 +16,8 @@ import java.util.BitSet;
  * <li>finished (read from bytes): the sample only ({@link Fin}).</li>
  * </ul>
  * Merges follow the core's rule: exact totals add; otherwise only pieces of one fingerprint
- * partitioning with disjoint partitions merge, else {@link #mergeError}.
+ * partitioning with disjoint partitions merge, else {@link #mergeError}. A legacy sample (read from
+ * layout 1: fingerprints h >>> 12) merges, unions and joins only legacy samples.
  */
 final class SampleState implements Serializable {
     private static final long serialVersionUID = 2L;
@@ -37,6 +38,8 @@ final class SampleState implements Serializable {
     long total;
     long nullW;
     int keyDomain; // 0 none, 1 integers, 2 strings/bytes
+    /** Read from layout 1: fingerprints h >>> 12 (SampleRank), written with the extension's flag bit 1. */
+    boolean legacy;
     SampleTotals map; // building, keyed by fingerprint
     SampleSelect sel; // a stream of disjoint exact totals, or finished pieces being merged
     Fin fin; // finished (or the cached sample of the other forms)
@@ -47,6 +50,11 @@ final class SampleState implements Serializable {
             ranker = SampleRank.of(seed);
         }
         return ranker;
+    }
+
+    /** The fingerprint of a key in this sample (h >>> 12 for a legacy one). */
+    long fp(long key) {
+        return ranker().fp(key, legacy);
     }
 
     /** The sample proper: fingerprints in (rank, fp) order, their totals (longs or raw double bits), tau, K. */
@@ -156,7 +164,7 @@ final class SampleState implements Serializable {
         }
         domain(kd);
         total = addExact(total, w);
-        map.add(ranker().fp(key), w);
+        map.add(fp(key), w);
         fin = null;
     }
 
@@ -168,7 +176,7 @@ final class SampleState implements Serializable {
         }
         domain(kd);
         total = Double.doubleToRawLongBits(finite(Double.longBitsToDouble(total) + w));
-        map.add(ranker().fp(key), Double.doubleToRawLongBits(w));
+        map.add(fp(key), Double.doubleToRawLongBits(w));
         fin = null;
     }
 
@@ -180,7 +188,7 @@ final class SampleState implements Serializable {
         domain(kd);
         total = isFloat ? Double.doubleToRawLongBits(finite(Double.longBitsToDouble(total)
                 + Double.longBitsToDouble(t))) : addExact(total, t);
-        long fp = ranker().fp(key);
+        long fp = fp(key);
         sel.nKeys++;
         sel.offer(fp, t, SampleRank.rank(fp, isFloat ? Double.longBitsToDouble(t) : (double) t));
         fin = null;
@@ -285,6 +293,18 @@ final class SampleState implements Serializable {
         if (da != 0 && db != 0 && da != db) {
             throw incompatible("key_domain", domainName(da), domainName(db), "merge");
         }
+        checkRankHash(o, "merge");
+    }
+
+    /** The core's rank-hash rule: a legacy sample (layout 1) combines only with legacy samples. */
+    void checkRankHash(SampleState o, String op) {
+        if (legacy != o.legacy) {
+            throw incompatible("rank hash", rankHash(legacy), rankHash(o.legacy), op);
+        }
+    }
+
+    private static String rankHash(boolean legacy) {
+        return legacy ? "'layout 1'" : "'layout 2'";
     }
 
     static String domainName(int kd) {
