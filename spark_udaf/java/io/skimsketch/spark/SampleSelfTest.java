@@ -9,11 +9,14 @@ import java.util.Map;
 
 /**
  * The join sample's golden vectors on the JVM: golden-sample-estimates.tsv (a copy of
- * tests/core/golden_sample/estimates.tsv: layout-1 blobs of the previous release, the core's answers)
- * must read, convert to fingerprints and give the same answers before and after their layout-2
- * re-serialisation; every estimate is the core's within 1e-9 relative (errors: the same class and
- * message). Then the layout-2 codec (hand-computed cases, round trips, every refusal), altered bytes,
- * the bounded buffers and exact merges of partition pieces. Run from SelfTest.
+ * tests/core/golden_sample/compact_estimates.tsv: layout-2 blobs, the core's answers) must read and
+ * write back byte for byte; golden-sample-layout1-estimates.tsv (tests/core/golden_sample/estimates.tsv:
+ * layout-1 blobs of the previous release) must read as legacy samples (fingerprints h >>> 12) and give
+ * the same answers before and after their layout-2 re-serialisation; every estimate is the core's within
+ * 1e-9 relative (errors: the same class and message). Then the layout-2 codec (hand-computed cases,
+ * round trips, every refusal), the fingerprints (mix64, 3M string keys without equal fingerprints),
+ * legacy samples, altered bytes, the bounded buffers and exact merges of partition pieces. Run from
+ * SelfTest.
  */
 final class SampleSelfTest {
     private SampleSelfTest() {}
