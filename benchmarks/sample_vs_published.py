@@ -1,0 +1,107 @@
+"""The library's join sample against the published priority sampling, paired, at equal bytes.
+
+Fixed data (each workload of :mod:`benchmarks.sample_workloads` at data seed 0) and ``--seeds``
+hash seeds. For every seed both methods rank the keys with the *same* uniform hash (the
+library's ``u`` of that seed), so the comparison is paired: the difference between the columns
+is the design, not the draw.
+
+* ``ours``      -- ``JoinSample.for_bytes(B, seed)`` built from the table and finished
+  (``from_bytes(to_bytes())``): layout 2, as many entries as fit ``B`` (``m`` is their mean);
+* ``published`` -- Daliri et al.'s priority sampling (VLDB 2024) as their code computes it
+  (:func:`benchmarks.accuracy_per_byte.published_join`): ``m = (B - 32) // 12`` entries (an
+  8-byte fingerprint and a 4-byte count), ``tau`` the ``m``-th smallest rank, the keys of rank
+  ``<= tau`` kept;
+* ``hash``      -- ``HashSketch.for_bytes(B, seed)`` (the linear reference at equal bytes).
+
+Reported per cell: mean and median relative error of each; ``ours/pub``, the ratio of the
+means, and ``med o/p``, the ratio of the medians (steadier: the errors are heavy-tailed, so
+one draw can move a mean); ``wins``, the share of seeds where ours is at least as close as the
+published estimate on the same hash.
+
+    PYTHONPATH=$PWD python -m benchmarks.sample_vs_published --seeds 100 --out benchmarks/results/sample_vs_published.txt
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import skimsketch as ss  # noqa: E402
+from benchmarks import sample_workloads as sw  # noqa: E402
+from benchmarks.accuracy_per_byte import published_join  # noqa: E402
+from benchmarks.sample_design import canonical  # noqa: E402
+from skimsketch.sample_rank import unit_hashes  # noqa: E402
+
+SIZES = (4096, 16384, 65536)
+
+
+def published(keys, u, freq, nbytes: int):
+    """(keys, totals, tau) of the published priority sample ranked by ``u`` (the library's hash of the seed)."""
+    nz = np.flatnonzero(freq)
+    v = freq[nz].astype(np.float64)
+    r = u[nz] / (v * v)
+    m = (nbytes - 32) // 12
+    tau = np.partition(r, m - 1)[m - 1] if m <= len(r) else np.inf
+    keep = r <= tau
+    return keys[nz][keep], v[keep], tau
+
+
+def ours(keys, freq, nbytes: int, seed: int) -> ss.JoinSample:
+    nz = np.flatnonzero(freq)
+    s = ss.JoinSample.for_bytes(nbytes, seed=seed).update(keys[nz], weights=freq[nz])
+    return ss.from_bytes(s.to_bytes())
+
+
+def hashed(keys, freq, nbytes: int, seed: int) -> ss.HashSketch:
+    nz = np.flatnonzero(freq)
+    return ss.HashSketch.for_bytes(nbytes, seed=seed).update(keys[nz], weights=freq[nz])
+
+
+def run(n, seeds, sizes, patterns, out):
+    pairs = sw.paper(n, 0) + sw.lake(n, 0) + [p for p in sw.real() if p.name.endswith(("planes", "airports", "h1xh2"))]
+    if patterns:
+        pairs = [p for p in pairs if any(pat in p.name for pat in patterns)]
+    head = (f"{'workload':24s} {'bytes':>6s} {'m':>6s} {'ours':>9s} {'published':>9s} {'hash':>9s} "
+            f"{'ours/pub':>8s} {'med o/p':>8s} {'wins':>5s}")
+    lines = [head]
+    print(head, flush=True)
+    for w in pairs:
+        keys = canonical(w.keys)
+        J = float(np.dot(w.f.astype(np.float64), w.g.astype(np.float64)))
+        for nb in sizes:
+            e_o, e_p, e_h, kept = [], [], [], []
+            for seed in range(seeds):
+                u = unit_hashes(keys, seed)  # the hash JoinSample ranks by under this seed
+                a, b = ours(keys, w.f, nb, seed), ours(keys, w.g, nb, seed)
+                kept += [len(a.sample_items()[0]), len(b.sample_items()[0])]
+                e_o.append(abs(a.join_size(b).value - J) / J)
+                e_p.append(abs(published_join(published(keys, u, w.f, nb), published(keys, u, w.g, nb)) - J) / J)
+                e_h.append(abs(hashed(keys, w.f, nb, seed).join_size(hashed(keys, w.g, nb, seed)).value - J) / J)
+            o, p, h = np.array(e_o), np.array(e_p), np.array(e_h)
+            ratio = o.mean() / p.mean() if p.mean() > 0 else float("nan")
+            med = np.median(o) / np.median(p) if np.median(p) > 0 else float("nan")
+            lines.append(f"{w.name:24s} {nb:6d} {np.mean(kept):6.0f} {o.mean():9.5f} {p.mean():9.5f} {h.mean():9.5f} "
+                         f"{ratio:8.2f} {med:8.2f} {np.mean(o <= p):5.2f}")
+            print(lines[-1], flush=True)
+    if out:
+        with open(out, "w") as fh:
+            fh.write(f"# python -m benchmarks.sample_vs_published --n {n} --seeds {seeds}\n" + "\n".join(lines) + "\n")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n", type=int, default=4_000_000)
+    ap.add_argument("--seeds", type=int, default=100)
+    ap.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
+    ap.add_argument("--workloads", nargs="*", default=None)
+    ap.add_argument("--out", default=None)
+    a = ap.parse_args(argv)
+    run(a.n, a.seeds, a.sizes, a.workloads, a.out)
+
+
+if __name__ == "__main__":
+    main()
