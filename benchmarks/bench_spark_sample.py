@@ -7,6 +7,8 @@ Parquet in ``--files`` files to a temporary directory):
 * ``zipf20``: Zipf z = 1.0 over ``[0, 2^20)``; ``zipf18``: Zipf z = 1.0 over ``[0, 2^18)``;
 * ``unique``: a seeded permutation of ``[0, rows)``: every key distinct, the worst case for grouping
   (map-side combining removes nothing, the shuffle carries every row);
+* ``zipf20str`` (not run by default): ``zipf20``'s keys as strings ``'user-<k>'`` (the rule groups string
+  keys by their fingerprint64, a bigint);
 
 one ``local[2]`` session (shuffle partitions ``--shuffle``) times each SQL aggregate over the Parquet scan:
 
@@ -18,7 +20,7 @@ one ``local[2]`` session (shuffle partitions ``--shuffle``) times each SQL aggre
 * ``sketch``: ``skim_sketch_agg(k, 16384)`` (the library's default sketch; the reference of every ratio);
 * ``sample``: ``skim_sample_agg(k, 16384)`` (the join sample: SampleRule's GROUP BY of the key, then the
   bounded sample aggregate over the (key, total) rows);
-* ``sample_raw``: ``skim_sample_agg(k, 16384)`` beside ``avg(k)`` (the rule does not rewrite it: each scan
+* ``sample_raw``: ``skim_sample_agg(k, 16384)`` beside ``avg(hash(k))`` (the rule does not rewrite it: each scan
   task builds every key's exact total, one task merges them all; no shuffle grouping, not scalable);
 * ``tuple``: ``tuple_sketch_agg_integer(k, 1)`` (Spark's uniform key sample with exact counts), when the
   installed Spark has it.
@@ -44,7 +46,8 @@ import sys
 import tempfile
 import time
 
-SHAPES = ("zipf20", "zipf18", "unique")
+SHAPES = ("zipf20", "zipf18", "unique", "zipf20str")
+DEFAULT_SHAPES = SHAPES[:3]
 
 CASES = {
     "scan": "SELECT sum(hash(k)) FROM t",
@@ -52,7 +55,7 @@ CASES = {
     "group": "SELECT max(hash(k, n)) FROM (SELECT k, count(*) AS n FROM t GROUP BY k)",
     "sketch": "SELECT skim_sketch_agg(k, 16384) FROM t",
     "sample": "SELECT skim_sample_agg(k, 16384) FROM t",
-    "sample_raw": "SELECT skim_sample_agg(k, 16384), avg(k) FROM t",
+    "sample_raw": "SELECT skim_sample_agg(k, 16384), avg(hash(k)) FROM t",
     "tuple": "SELECT tuple_sketch_agg_integer(k, 1) FROM t",
 }
 
@@ -60,7 +63,7 @@ CASES = {
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rows", type=int, default=4_000_000)
-    p.add_argument("--shapes", default=",".join(SHAPES), help=f"comma-separated, of {', '.join(SHAPES)}")
+    p.add_argument("--shapes", default=",".join(DEFAULT_SHAPES), help=f"comma-separated, of {', '.join(SHAPES)}")
     p.add_argument("--files", type=int, default=8, help="Parquet files per table")
     p.add_argument("--shuffle", type=int, default=8, help="spark.sql.shuffle.partitions")
     p.add_argument("--reps", type=int, default=7, help="timed rounds (after one warm-up round)")
@@ -69,6 +72,8 @@ def parse_args(argv=None):
     args = p.parse_args(argv)
     args.shapes = [s for s in args.shapes.split(",") if s]
     bad = [s for s in args.shapes if s not in SHAPES]
+    if args.reps < 2:
+        p.error(f"--reps: needs at least 2 timed rounds for quartiles, got {args.reps}")
     if bad:
         p.error(f"--shapes: unknown shape {bad[0]!r}; use some of {', '.join(SHAPES)}")
     return args
@@ -78,10 +83,19 @@ def write_table(path: str, shape: str, rows: int, files: int, seed: int) -> str:
     """Write the shape's table as Parquet under ``path``; -> a one-line description."""
     import numpy as np
     import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     from spark_udaf.datagen import write_zipf_parquet
 
+    if shape == "zipf20str":
+        write_table(path + "-ints", "zipf20", rows, files, seed)
+        for i, piece in enumerate(sorted(os.listdir(path + "-ints"))):
+            k = pq.read_table(os.path.join(path + "-ints", piece)).column("k")
+            os.makedirs(path, exist_ok=True)
+            strings = pc.binary_join_element_wise("user-", pc.cast(k, pa.string()), "")
+            pq.write_table(pa.table({"k": strings}), os.path.join(path, f"part-{i:05d}.parquet"))
+        return "Zipf z=1.0 over [0, 2^20) as strings 'user-<k>'"
     if shape.startswith("zipf"):
         domain = 1 << int(shape[4:])
         write_zipf_parquet(path, rows, 1.0, domain, 0, seed, files)
@@ -168,6 +182,7 @@ def main(argv=None) -> int:
     started = time.perf_counter()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     b = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+         .config("spark.ui.showConsoleProgress", "false")
          .config("spark.sql.shuffle.partitions", str(args.shuffle)).config("spark.driver.memory", "2g"))
     spark = native.configure(b).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
