@@ -23,7 +23,10 @@ one ``local[2]`` session (shuffle partitions ``--shuffle``) times each SQL aggre
 * ``sample_raw``: ``skim_sample_agg(k, 16384)`` beside ``avg(hash(k))`` (the rule does not rewrite it: each scan
   task builds every key's exact total, one task merges them all; no shuffle grouping, not scalable);
 * ``tuple``: ``tuple_sketch_agg_integer(k, 1)`` (Spark's uniform key sample with exact counts), when the
-  installed Spark has it.
+  installed Spark has it;
+* with ``--bypass``, ``sample_bypass`` and ``group_bypass``: ``sample`` and ``group`` with
+  ``spark.sql.execution.bypassPartialAggregation=true`` (Spark 4.3: no map-side partial aggregation, one
+  Complete-mode aggregate after the shuffle), set for that case only.
 
 Timing: one warm-up round over every case, then ``--reps`` rounds; each round runs every case once, in an
 order rotated by one each round (round-robin, so background load and JIT warm-up fall on every case alike).
@@ -60,6 +63,10 @@ CASES = {
 }
 
 
+BYPASS = "_bypass"
+BYPASS_CONF = "spark.sql.execution.bypassPartialAggregation"
+
+
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rows", type=int, default=4_000_000)
@@ -68,6 +75,7 @@ def parse_args(argv=None):
     p.add_argument("--shuffle", type=int, default=8, help="spark.sql.shuffle.partitions")
     p.add_argument("--reps", type=int, default=7, help="timed rounds (after one warm-up round)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--bypass", action="store_true", help="also time sample and group without partial aggregation")
     p.add_argument("--out", default=None, help="also write the report to this file")
     args = p.parse_args(argv)
     args.shapes = [s for s in args.shapes.split(",") if s]
@@ -145,26 +153,29 @@ def quartiles(xs: list[float]) -> tuple[float, float, float]:
 
 
 def time_cases(spark, cases: dict[str, str], reps: int) -> dict[str, list[float]]:
-    """Per case, the seconds of ``reps`` rounds (after one warm-up round), cases rotated round-robin."""
+    """Per case, the seconds of ``reps`` rounds (after one warm-up round), cases rotated round-robin.
+    A case named ``<case>_bypass`` runs ``<case>``'s query without partial aggregation."""
     names = list(cases)
     times = {c: [] for c in names}
     for rnd in range(reps + 1):
         for j in range(len(names)):
             c = names[(j + rnd) % len(names)]
+            bypass = c.endswith(BYPASS)
+            spark.conf.set(BYPASS_CONF, "true" if bypass else "false")
             t = time.perf_counter()
-            spark.sql(cases[c]).collect()
+            spark.sql(cases[c[:-len(BYPASS)] if bypass else c]).collect()
             if rnd:
                 times[c].append(time.perf_counter() - t)
     return times
 
 
 def report_shape(times: dict[str, list[float]], cases: dict[str, str]) -> list[str]:
-    lines = [f"  {'case':<11} {'median s':>8} {'IQR s':>11} {'min s':>6} {'/sketch':>7} {'IQR':>11}  query"]
+    lines = [f"  {'case':<13} {'median s':>8} {'IQR s':>11} {'min s':>6} {'/sketch':>7} {'IQR':>11}  query"]
     for c in cases:
         ratios = [x / s for x, s in zip(times[c], times["sketch"])]
         q1, med, q3 = quartiles(times[c])
         r1, rmed, r3 = quartiles(ratios)
-        lines.append(f"  {c:<11} {med:8.3f} {q1:5.3f}-{q3:5.3f} {min(times[c]):6.3f} {rmed:7.2f} "
+        lines.append(f"  {c:<13} {med:8.3f} {q1:5.3f}-{q3:5.3f} {min(times[c]):6.3f} {rmed:7.2f} "
                      f"{r1:5.2f}-{r3:5.2f}  {cases[c]}")
     for c in ("sample", "sample_raw"):
         r1, rmed, r3 = quartiles([x / g for x, g in zip(times[c], times["group"])])
@@ -197,6 +208,8 @@ def main(argv=None) -> int:
     except Exception as e:  # an older Spark
         lines.append(f"tuple_sketch_agg_integer: not available ({str(e).splitlines()[0][:120]})")
         del cases["tuple"]
+    if args.bypass:
+        cases.update({c + BYPASS: cases[c] for c in ("sample", "group")})
     with tempfile.TemporaryDirectory(prefix="bench-sample-") as tmp:
         for shape in args.shapes:
             path = os.path.join(tmp, shape)
