@@ -31,7 +31,8 @@ import scala.collection.immutable.Seq;
  * keeps only the m + 1 smallest (rank, key) entries and merges by keeping the smallest: bounded
  * partials, the same bytes.</li>
  * </ul>
- * Children: the key (bigint; double holding an integer; binary hashed through fingerprint64), then the
+ * Children: the key (bigint; double holding an integer; binary hashed through fingerprint64; in the
+ * totals form a string/binary key arrives as its fingerprint64, the rule's grouping key), then the
  * weight (raw: bigint, DECIMAL(p, 0) or double; totals: the per-key bigint or double total, or NULL
  * when every weight of the key was NULL). NULL keys add to the null weight; NULL (or NaN) weights are
  * skipped, as the core's builders do.
@@ -47,8 +48,8 @@ public final class SampleAggregate extends TypedImperativeAggregate<SampleState>
     private final Seq<Expression> children;
     private final int mutableAggBufferOffset;
     private final int inputAggBufferOffset;
-    /** Bound (key, total) bigint columns of the totals form, read without boxing; else null. */
-    private final int[] longOrdinals;
+    /** Bound (bigint key, bigint or double total) columns of the totals form, read without boxing; else null. */
+    private final int[] totalsOrdinals;
 
     public SampleAggregate(String name, Integer capacity, Long seed, Boolean isFloat, Boolean bytesKeys,
                            Boolean totals, Seq<Expression> children, Integer mutableAggBufferOffset,
@@ -62,9 +63,9 @@ public final class SampleAggregate extends TypedImperativeAggregate<SampleState>
         this.children = children;
         this.mutableAggBufferOffset = mutableAggBufferOffset;
         this.inputAggBufferOffset = inputAggBufferOffset;
-        this.longOrdinals = totals && children.length() == 2 && children.apply(0) instanceof BoundReference
+        this.totalsOrdinals = totals && children.length() == 2 && children.apply(0) instanceof BoundReference
                 && children.apply(1) instanceof BoundReference && children.apply(0).dataType() instanceof LongType
-                && children.apply(1).dataType() instanceof LongType ? new int[] {
+                && children.apply(1).dataType().equals(isFloat ? DataTypes.DoubleType : DataTypes.LongType) ? new int[] {
                     ((BoundReference) children.apply(0)).ordinal(), ((BoundReference) children.apply(1)).ordinal()}
                 : null;
     }
@@ -106,7 +107,16 @@ public final class SampleAggregate extends TypedImperativeAggregate<SampleState>
         if (k instanceof Float) {
             return Keys.floatKey((Float) k);
         }
-        return bytesKeys ? Hashing.fingerprint64((byte[]) k) : (Long) k;
+        return k instanceof byte[] ? Hashing.fingerprint64((byte[]) k) : (Long) k; // totals: already canonical
+    }
+
+    /** A key's float total as raw bits; an infinity (SUM overflowed) is the core's overflow error. */
+    private static long finiteBits(double t) {
+        if (!Double.isFinite(t)) {
+            throw new CounterOverflowError("update would overflow a float64 weight to infinity; the sample is "
+                    + "unchanged");
+        }
+        return Double.doubleToRawLongBits(t);
     }
 
     private int keyDomain() {
@@ -115,14 +125,15 @@ public final class SampleAggregate extends TypedImperativeAggregate<SampleState>
 
     @Override
     public SampleState update(SampleState b, InternalRow row) {
-        if (totals && !isFloat && !bytesKeys && longOrdinals != null) { // (bigint key, bigint total): no boxing
-            int ko = longOrdinals[0];
-            int to = longOrdinals[1];
+        if (totalsOrdinals != null) { // (canonical bigint key, bigint or double total): no boxing
+            int to = totalsOrdinals[1];
             if (!row.isNullAt(to)) {
+                long t = isFloat ? finiteBits(row.getDouble(to)) : row.getLong(to);
+                int ko = totalsOrdinals[0];
                 if (row.isNullAt(ko)) {
-                    b.offerNull(row.getLong(to));
+                    b.offerNull(t);
                 } else {
-                    b.offerTotal(row.getLong(ko), 1, row.getLong(to));
+                    b.offerTotal(row.getLong(ko), keyDomain(), t);
                 }
             }
             return b;
@@ -134,11 +145,7 @@ public final class SampleAggregate extends TypedImperativeAggregate<SampleState>
             return b;
         }
         if (totals) {
-            long t = isFloat ? Double.doubleToRawLongBits((Double) w) : (Long) w;
-            if (isFloat && !Double.isFinite((Double) w)) {
-                throw new CounterOverflowError("update would overflow a float64 weight to infinity; the sample is "
-                        + "unchanged");
-            }
+            long t = isFloat ? finiteBits((Double) w) : (Long) w;
             if (k == null) {
                 b.offerNull(t);
             } else {

@@ -26,6 +26,7 @@ import org.apache.spark.sql.catalyst.plans.logical.Aggregate;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.rules.Rule;
 import org.apache.spark.sql.types.AbstractDataType;
+import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.DecimalType;
@@ -41,7 +42,8 @@ import scala.runtime.AbstractFunction1;
  *   Aggregate(G, [..., skim_sample_agg over totals(k, t), ...],
  *     Aggregate(G + [k], [G, k, SUM(w) AS t | COUNT(1) AS t], child))
  * </pre>
- * so Spark's shuffle groups the rows by (G, k) and the sample aggregate sees each key once with its
+ * so Spark's shuffle groups the rows by (G, k) (string and binary keys by their canonical key, the
+ * fingerprint64 the sample keeps: a bigint) and the sample aggregate sees each key once with its
  * exact total: its partial buffers keep only the m + 1 smallest (rank, key) entries, whatever the number
  * of distinct keys. The SUM is exact or an error, never a wrapped value: int64 for integer weights
  * (ANSI overflow check, whatever spark.sql.ansi.enabled says), float64 for floats (NaN weights skipped,
@@ -183,6 +185,9 @@ public final class SampleRule extends Rule<LogicalPlan> {
             if (!(g instanceof Attribute)) {
                 replaced.put(g, ne.toAttribute());
             }
+        }
+        if (key.dataType() instanceof BinaryType) { // group by the canonical key: a fixed-width bigint shuffle
+            key = invoke("fingerprint", DataTypes.LongType, key);
         }
         innerGroup.add(key);
         Alias k = alias(key, "_skim_key");

@@ -5,7 +5,8 @@ import org.apache.spark.sql.types.Decimal;
 /**
  * The core's per-row weight rules where Spark's SUM does the adding (SampleRule's GROUP BY of the key):
  * a NaN weight is skipped (NULL), an infinite one is an error; a DECIMAL(p, 0) weight must fit in int64.
- * Public static: called from generated code (StaticInvoke).
+ * String and binary keys are grouped by their canonical key, fingerprint64 (the key the sample keeps),
+ * so that the shuffle carries fixed-width bigint keys. Public static: called from generated code (StaticInvoke).
  */
 public final class SampleWeights {
     private SampleWeights() {}
@@ -19,6 +20,11 @@ public final class SampleWeights {
             throw new KeyTypeError("weights contain NaN or infinity");
         }
         return w;
+    }
+
+    /** A string/binary key's canonical key: the first 64 bits of its MurmurHash3 x64-128 (Hashing.fingerprint64). */
+    public static long fingerprint(byte[] key) {
+        return Hashing.fingerprint64(key);
     }
 
     /** An integral DECIMAL weight as an int64 (the core's message when it does not fit). */
