@@ -241,3 +241,22 @@ def test_golden_sample_vectors_through_the_sql_functions(sspark):
         with pytest.raises(Exception) as err:
             sspark.sql(f"SELECT {expr(q, runtime=True)} FROM range(1)").collect()
         assert f"io.skimsketch.spark.{name}: {msg}" in str(err.value), (q[:5], str(err.value)[:1000])
+
+
+def test_a_layout1_sample_joins_only_layout1_samples_in_sql(sspark):
+    """A blob of the previous release reads as a legacy sample (its ranks came from h >> 12): with another
+    legacy blob it answers as the core; with a layout-2 sample the core's refusal, by name."""
+    legacy = (Path(__file__).parents[1] / "core" / "golden_sample" / "v4_zipf.bin").read_bytes()
+    new = ss.JoinSample.for_bytes(4096, seed=ss.from_bytes(legacy).seed).update([1, 2, 3]).to_bytes()
+    got = sspark.sql(f"SELECT skim_join_size(X'{legacy.hex()}', X'{legacy.hex()}') AS j").collect()[0].j
+    assert _close(got, ss.from_bytes(legacy).self_join_size().value)
+    for a, b in ((legacy, new), (new, legacy)):
+        for fn in ("skim_join_size", "skim_union"):
+            with pytest.raises(Exception, match=r"rank hash differs \('layout (1|2)' != 'layout (1|2)'\)"):
+                sspark.sql(f"SELECT {fn}(X'{a.hex()}', X'{b.hex()}')").collect()
+
+
+def test_string_keys_shuffle_as_their_fingerprint(sspark):
+    """SampleRule groups string and binary keys by their 64-bit canonical key, not the string."""
+    plan = _plan(sspark, "SELECT skim_sample_agg(ks, 1024) FROM sample_rows")
+    assert "_skim_key" in plan and "fingerprint" in plan, plan
