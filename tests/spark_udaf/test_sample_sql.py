@@ -247,7 +247,8 @@ def test_a_layout1_sample_joins_only_layout1_samples_in_sql(sspark):
     """A blob of the previous release reads as a legacy sample (its ranks came from h >> 12): with another
     legacy blob it answers as the core; with a layout-2 sample the core's refusal, by name."""
     legacy = (Path(__file__).parents[1] / "core" / "golden_sample" / "v4_zipf.bin").read_bytes()
-    new = ss.JoinSample.for_bytes(4096, seed=ss.from_bytes(legacy).seed).update([1, 2, 3]).to_bytes()
+    old = ss.from_bytes(legacy)
+    new = ss.JoinSample.for_bytes(old.budget, seed=old.seed).update([1, 2, 3]).to_bytes()  # equal nbytes and seed
     got = sspark.sql(f"SELECT skim_join_size(X'{legacy.hex()}', X'{legacy.hex()}') AS j").collect()[0].j
     assert _close(got, ss.from_bytes(legacy).self_join_size().value)
     for a, b in ((legacy, new), (new, legacy)):
