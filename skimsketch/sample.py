@@ -415,13 +415,13 @@ class JoinSample(Serialisable):
         budgets may differ)."""
         self._check_compatible(other, "join")
         conf = check_confidence(confidence)
-        return join_estimate(self._side(), other._side(), self._seed, conf)
+        return join_estimate(self._side(), other._side(), conf)
 
     def self_join_size(self, confidence: float = 0.95) -> Estimate:
         """Estimated ``F2 = sum_k f(k)^2``: the join estimate of the sample with itself (``p = min(1, tau f^2)``)."""
         conf = check_confidence(confidence)
         a = self._side()
-        return join_estimate(a, a, self._seed, conf).at_least(0.0)
+        return join_estimate(a, a, conf).at_least(0.0)
 
     def frequency(self, key, confidence: float = 0.95) -> Estimate:
         """``f(key)``: exact for a kept key (the total of its fingerprint); for a dropped one ``0`` within

@@ -84,7 +84,7 @@ class Side:
         return max(0.0, abs(float(self.total_weight)) - float(np.abs(self.totals.astype(np.float64)).sum())) / rest
 
 
-def join_estimate(a: Side, b: Side, seed: int, confidence: float) -> Estimate:
+def join_estimate(a: Side, b: Side, confidence: float) -> Estimate:
     """The estimate of the module docstring with its interval at ``confidence``."""
     _, i, j = np.intersect1d(a.fps, b.fps, assume_unique=True, return_indices=True)
     f, g = a.totals[i].astype(np.float64), b.totals[j].astype(np.float64)
@@ -97,8 +97,8 @@ def join_estimate(a: Side, b: Side, seed: int, confidence: float) -> Estimate:
     var = terms * terms * (1.0 - p)
     rnd = p < 1
     v0 = float(var[rnd].max()) if rnd.any() else 0.0
-    mass_a, var_a = _missing(a, b, i, seed)
-    mass_b, var_b = _missing(b, a, j, seed)
+    mass_a, var_a = _missing(a, b, i)
+    mass_b, var_b = _missing(b, a, j)
     missing, missing_var = mass_a + mass_b, var_a + var_b
     z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
     spread = z * math.sqrt(float(var.sum()) + v0)
@@ -108,7 +108,7 @@ def join_estimate(a: Side, b: Side, seed: int, confidence: float) -> Estimate:
     return Estimate(value, value - spread, value + spread + allowance, confidence, METHOD, detail)
 
 
-def _missing(a: Side, b: Side, matched: np.ndarray, seed: int) -> tuple[float, float]:
+def _missing(a: Side, b: Side, matched: np.ndarray) -> tuple[float, float]:
     """``(M^, r^2)``'s parts on the keys ``a`` kept and ``b`` did not (module docstring)."""
     if math.isinf(b.tau):
         return 0.0, 0.0  # b kept every key: a key it did not keep is not in its table
