@@ -157,11 +157,12 @@ def sketch_of(proto, keys, freq, strings: bool = False):
     return ss.from_bytes(sk.to_bytes()) if isinstance(sk, ss.JoinSample) else sk  # a sample ships finished
 
 
-def published_sample(keys, freq, nbytes: int, seed: int):
-    """(canonical keys, totals, tau) of the published priority sample (module docstring)."""
+def published_sample(keys, freq, nbytes: int, seed: int, hash_seed: int | None = None):
+    """(canonical keys, totals, tau) of the published priority sample (module docstring), ranked by the
+    library's rank hash under ``hash_seed`` (default: ``PUBLISHED_SEED + seed``, a seed no sample here uses)."""
     nz = np.flatnonzero(freq)
     k = ss.canonicalize(nz.astype(np.int64) if keys is None else keys[nz]).keys
-    h = unit_hashes(k, PUBLISHED_SEED + seed)  # the library's rank hash family, under seeds no sample here uses
+    h = unit_hashes(k, PUBLISHED_SEED + seed if hash_seed is None else hash_seed)
     v = freq[nz].astype(np.float64)
     r = h / (v * v)
     m = (nbytes - 32) // 12

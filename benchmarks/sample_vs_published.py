@@ -32,33 +32,10 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import skimsketch as ss  # noqa: E402
 from benchmarks import sample_workloads as sw  # noqa: E402
-from benchmarks.accuracy_per_byte import published_join  # noqa: E402
+from benchmarks.accuracy_per_byte import published_join, published_sample, sketch_of  # noqa: E402
 from benchmarks.sample_design import canonical  # noqa: E402
-from skimsketch.sample_rank import unit_hashes  # noqa: E402
 
 SIZES = (4096, 16384, 65536)
-
-
-def published(keys, u, freq, nbytes: int):
-    """(keys, totals, tau) of the published priority sample ranked by ``u`` (the library's hash of the seed)."""
-    nz = np.flatnonzero(freq)
-    v = freq[nz].astype(np.float64)
-    r = u[nz] / (v * v)
-    m = (nbytes - 32) // 12
-    tau = np.partition(r, m - 1)[m - 1] if m <= len(r) else np.inf
-    keep = r <= tau
-    return keys[nz][keep], v[keep], tau
-
-
-def ours(keys, freq, nbytes: int, seed: int) -> ss.JoinSample:
-    nz = np.flatnonzero(freq)
-    s = ss.JoinSample.for_bytes(nbytes, seed=seed).update(keys[nz], weights=freq[nz])
-    return ss.from_bytes(s.to_bytes())
-
-
-def hashed(keys, freq, nbytes: int, seed: int) -> ss.HashSketch:
-    nz = np.flatnonzero(freq)
-    return ss.HashSketch.for_bytes(nbytes, seed=seed).update(keys[nz], weights=freq[nz])
 
 
 def run(n, seeds, sizes, patterns, out):
@@ -75,12 +52,13 @@ def run(n, seeds, sizes, patterns, out):
         for nb in sizes:
             e_o, e_p, e_h, kept = [], [], [], []
             for seed in range(seeds):
-                u = unit_hashes(keys, seed)  # the hash JoinSample ranks by under this seed
-                a, b = ours(keys, w.f, nb, seed), ours(keys, w.g, nb, seed)
+                sample, hashed = ss.JoinSample.for_bytes(nb, seed=seed), ss.HashSketch.for_bytes(nb, seed=seed)
+                a, b = sketch_of(sample, keys, w.f), sketch_of(sample, keys, w.g)  # finished, as users ship them
                 kept += [len(a.sample_items()[0]), len(b.sample_items()[0])]
                 e_o.append(abs(a.join_size(b).value - J) / J)
-                e_p.append(abs(published_join(published(keys, u, w.f, nb), published(keys, u, w.g, nb)) - J) / J)
-                e_h.append(abs(hashed(keys, w.f, nb, seed).join_size(hashed(keys, w.g, nb, seed)).value - J) / J)
+                pa, pb = (published_sample(keys, x, nb, seed, hash_seed=seed) for x in (w.f, w.g))  # JoinSample's hash
+                e_p.append(abs(published_join(pa, pb) - J) / J)
+                e_h.append(abs(sketch_of(hashed, keys, w.f).join_size(sketch_of(hashed, keys, w.g)).value - J) / J)
             o, p, h = np.array(e_o), np.array(e_p), np.array(e_h)
             ratio = o.mean() / p.mean() if p.mean() > 0 else float("nan")
             med = np.median(o) / np.median(p) if np.median(p) > 0 else float("nan")
