@@ -8,9 +8,11 @@ import java.util.Map;
  * self_join_size, frequency) on the JVM, over key fingerprints. With f, g the totals of the
  * fingerprints both samples kept and
  * p = min(1, tau_f f^2, tau_g g^2), J^ = sum f g / p is unbiased; the interval is
- * [J^ - z s, J^ + z s + min(M^, z r)] with s^2 the Horvitz-Thompson variance plus its largest term,
- * M^ the missing mass of keys only one side kept and r^2 their variance bound sum f^2 / tau_g
- * (skimsketch/sample_estimate.py). Both samples complete: exact.
+ * [J^ - z s, J^ + z s + A] with s^2 the Horvitz-Thompson variance plus its largest term and A the
+ * smaller of min(M^, z r) + min(M0, z r0) and min(M^ + M0, z sqrt(r^2 + r0^2)): M^ the missing mass
+ * of keys only one side kept, r^2 their variance bound sum f^2 / tau_g, M0 and r0^2 the mass and
+ * variance of keys neither kept at the dropped means (skimsketch/sample_estimate.py). Both samples
+ * complete: exact.
  */
 final class SampleEstimator {
     static final String METHOD = "sample";
@@ -104,7 +106,12 @@ final class SampleEstimator {
         double[] mb = missing(sb, b, matchedB, sa, a);
         double z = z(conf);
         double spread = z * Math.sqrt(var + v0);
-        double allowance = Math.min(ma[0] + mb[0], z * Math.sqrt(ma[1] + mb[1]));
+        double[] m0 = neither(sa, a, sb, b);
+        double missing = ma[0] + mb[0];
+        double missingVar = ma[1] + mb[1];
+        double allowance = Math.min(
+                Math.min(missing, z * Math.sqrt(missingVar)) + Math.min(m0[0], z * Math.sqrt(m0[1])),
+                Math.min(missing + m0[0], z * Math.sqrt(missingVar + m0[1])));
         return new Estimator.Est(value, value - spread, value + spread + allowance, conf, METHOD);
     }
 
@@ -119,6 +126,20 @@ final class SampleEstimator {
             kept += Math.abs(f.total(i));
         }
         return Math.max(0.0, Math.abs(s.totalWeight()) - kept) / rest;
+    }
+
+    /** {M0, r0^2} of the keys neither sample kept: n0 = the smaller dropped-key count, at the dropped means. */
+    private static double[] neither(SampleState sa, SampleState.Fin a, SampleState sb, SampleState.Fin b) {
+        if (a.complete() || b.complete()) {
+            return new double[] {0.0, 0.0};
+        }
+        long n0 = Math.min(a.nKeys - a.fps.length, b.nKeys - b.fps.length);
+        if (n0 <= 0) {
+            return new double[] {0.0, 0.0};
+        }
+        double da = droppedMean(sa, a);
+        double db = droppedMean(sb, b);
+        return new double[] {n0 * da * db, n0 * Math.max(db * db / a.tau, da * da / b.tau)};
     }
 
     /** {M^, r^2}'s parts on the keys a kept and b did not. */
