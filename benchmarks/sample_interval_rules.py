@@ -5,8 +5,11 @@ seeds, the coverage of 95 % intervals and the median half-width over the median 
 
 * ``mass``     -- the previous rule: ``[J - z s, J + z s + M]``, ``s^2 = V_HT + V0``, ``M`` the
   missing mass of the keys one side kept;
-* ``min``      -- the library's rule (``skimsketch/sample_estimate.py``): ``[J - z s, J + z s + min(M, z r)]``,
-  ``r^2 = sum f^2 / tau_g`` over the same keys (their variance bound);
+* ``min``      -- the previous library rule: ``[J - z s, J + z s + min(M, z r)]``, ``r^2 = sum f^2 / tau_g``
+  over the same keys (their variance bound);
+* ``lib``      -- the library's rule (``skimsketch/sample_estimate.py``): ``min`` plus the keys neither side
+  kept (``M0``, ``r0`` at the dropped means), the allowance ``min(min(M, z r) + min(M0, z r0),
+  min(M + M0, z sqrt(r^2 + r0^2)))``;
 * ``quad``     -- ``[J - z s, J + sqrt((z s)^2 + min(M, z r)^2)]`` (narrower: under-covers);
 * ``rho``      -- ``mass`` with ``M`` scaled by an estimated overlap rate (the share of the kept keys whose
   membership in the other table is decided, ``u(k) < tau_other``, that are in it);
@@ -70,9 +73,14 @@ def estimate(u, f, g, m):
     var = t * t * (1 - p)
     rnd = p < 1
     v0 = float(var[rnd].max()) if rnd.any() else 0.0
-    ma, va, ra = _missing(u, f, ka, kb, tb, _dropped_mean(g, kb, tb), g)
-    mb, vb, rb = _missing(u, g, kb, ka, ta, _dropped_mean(f, ka, ta), f)
-    return float(t.sum()), float(var.sum()), v0, ma + mb, va + vb, ma * ra + mb * rb
+    dma, dmb = _dropped_mean(f, ka, ta), _dropped_mean(g, kb, tb)
+    ma, va, ra = _missing(u, f, ka, kb, tb, dmb, g)
+    mb, vb, rb = _missing(u, g, kb, ka, ta, dma, f)
+    m0 = r0 = 0.0
+    if not (math.isinf(ta) or math.isinf(tb)):  # the keys neither kept
+        n0 = min(int(((f != 0) & ~ka).sum()), int(((g != 0) & ~kb).sum()))
+        m0, r0 = n0 * dma * dmb, n0 * max(dmb * dmb / ta, dma * dma / tb)
+    return float(t.sum()), float(var.sum()), v0, ma + mb, va + vb, ma * ra + mb * rb, m0, r0
 
 
 def run(n, seeds, sizes, out, scale=1.0):
@@ -84,7 +92,7 @@ def run(n, seeds, sizes, out, scale=1.0):
         us = [unit_hashes(keys, s) for s in range(seeds)]
         for nb in sizes:
             m = int(scale * ((nb - 100) // 12))
-            e, v, v0, M, R2, Mr = np.array([estimate(u, w.f, w.g, m) for u in us]).T
+            e, v, v0, M, R2, Mr, M0, R0 = np.array([estimate(u, w.f, w.g, m) for u in us]).T
             err = np.abs(e - J) / J
             med = float(np.median(err))
             if med < 1e-12:
@@ -93,8 +101,10 @@ def run(n, seeds, sizes, out, scale=1.0):
                 continue
             s = np.sqrt(v + v0) * Z
             allow = np.minimum(M, Z * np.sqrt(R2))
+            lib = np.minimum(allow + np.minimum(M0, Z * np.sqrt(R0)), np.minimum(M + M0, Z * np.sqrt(R2 + R0)))
             res = []
-            for name, lo, hi in (("mass", s, s + M), ("min", s, s + allow), ("quad", s, np.sqrt(s * s + allow * allow)),
+            for name, lo, hi in (("mass", s, s + M), ("min", s, s + allow), ("lib", s, s + lib),
+                                 ("quad", s, np.sqrt(s * s + allow * allow)),
                                  ("rho", s, s + Mr)):
                 cover = np.mean((e - lo <= J * (1 + 1e-12)) & (J * (1 - 1e-12) <= e + hi))
                 res.append(f"{name} {cover:.3f}/{np.median((lo + hi) / 2) / J / med:6.2f}")
