@@ -12,7 +12,6 @@ entries a sample kept (the budget's capacity, unless the table has fewer keys).
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
@@ -22,7 +21,6 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import skimsketch as ss  # noqa: E402
 from benchmarks import sample_workloads as sw  # noqa: E402
 
-SIZES = (4096, 16384, 65536)
 
 
 def sample_of(keys, freq, nbytes: int, seed: int) -> ss.JoinSample:
@@ -52,19 +50,11 @@ def run(n, seeds, sizes, patterns, out):
             hw = f"{np.median(half) / med:7.2f}" if med > 1e-12 else f"{'exact':>7s}"
             lines.append(f"{w.name:26s} {nb:6d} {np.mean(err):9.5f} {med:9.5f} {np.mean(cover):6.3f} {hw} {blob:6d} {np.mean(kept):8.0f}")
             print(lines[-1], flush=True)
-    if out:
-        with open(out, "w") as fh:
-            fh.write(f"# python -m benchmarks.sample_coverage --n {n} --seeds {seeds}\n" + "\n".join(lines) + "\n")
+    sw.write_results(out, f"python -m benchmarks.sample_coverage --n {n} --seeds {seeds}", lines)
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--n", type=int, default=4_000_000)
-    ap.add_argument("--seeds", type=int, default=100)
-    ap.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
-    ap.add_argument("--workloads", nargs="*", default=None)
-    ap.add_argument("--out", default=None)
-    a = ap.parse_args(argv)
+    a = sw.options(__doc__).parse_args(argv)
     run(a.n, a.seeds, a.sizes, a.workloads, a.out)
 
 

@@ -25,7 +25,6 @@ median error. The library's interval (``skimsketch/sample_estimate.py``) is meas
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import sys
@@ -38,7 +37,6 @@ from benchmarks import sample_workloads as sw  # noqa: E402
 from skimsketch.sample_estimate import inclusion  # noqa: E402
 from skimsketch.sample_rank import unit_hashes  # noqa: E402
 
-SIZES = (4096, 16384, 65536)
 Z = 1.959963984540054
 
 
@@ -124,21 +122,13 @@ def run(n, seeds, sizes, patterns, out, overflow="wrap"):
                          + " ".join(f"{np.mean(err[k]):9.5f}" for k in err if k != "compact") + " "
                          + " ".join(f"{np.mean(cover[k]):6.3f}" for k in cover) + f" {hw}")
             print(lines[-1], flush=True)
-    text = "\n".join(lines)
-    if out:
-        with open(out, "w") as fh:
-            fh.write(f"# python -m benchmarks.sample_design --n {n} --seeds {seeds} --overflow {overflow}\n" + text + "\n")
+    sw.write_results(out, f"python -m benchmarks.sample_design --n {n} --seeds {seeds} --overflow {overflow}", lines)
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--n", type=int, default=4_000_000)
-    ap.add_argument("--seeds", type=int, default=100)
-    ap.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
-    ap.add_argument("--workloads", nargs="*", default=None)
+    ap = sw.options(__doc__)
     ap.add_argument("--overflow", choices=("wrap", "drop"), default="wrap",
                     help="how the paper's second stream shifts (data/zipf.py; the issue's model dropped)")
-    ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
     run(a.n, a.seeds, a.sizes, a.workloads, a.out, a.overflow)
 

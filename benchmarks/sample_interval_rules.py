@@ -27,7 +27,6 @@ about 1.6-1.9x, ``docs/sample.md``); the library's own rule is measured by
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import sys
@@ -111,20 +110,13 @@ def run(n, seeds, sizes, out, scale=1.0):
             lines.append(f"{w.name:22s} {nb:6d} m {m:6d} err {err.mean():.5f} q95/med {np.quantile(err, 0.95) / med:5.2f} | "
                          + " | ".join(res))
             print(lines[-1], flush=True)
-    if out:
-        with open(out, "w") as fh:
-            fh.write(f"# python -m benchmarks.sample_interval_rules --n {n} --seeds {seeds} --scale {scale} "
-                     "(coverage/hw-over-err)\n"
-                     + "\n".join(lines) + "\n")
+    sw.write_results(out, f"python -m benchmarks.sample_interval_rules --n {n} --seeds {seeds} --scale {scale} "
+                     "(coverage/hw-over-err)", lines)
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--n", type=int, default=4_000_000)
-    ap.add_argument("--seeds", type=int, default=60)
-    ap.add_argument("--sizes", type=int, nargs="+", default=[4096, 16384, 65536])
+    ap = sw.options(__doc__, seeds=60, workloads=False)
     ap.add_argument("--scale", type=float, default=1.0, help="entries per layout-1 entry (module docstring)")
-    ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
     run(a.n, a.seeds, a.sizes, a.out, a.scale)
 

@@ -27,7 +27,6 @@ ratio above 1 against its standard errors, and the median and RMS ratios beside 
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
@@ -39,7 +38,6 @@ from benchmarks import sample_workloads as sw  # noqa: E402
 from benchmarks.accuracy_per_byte import published_join, published_sample, sketch_of  # noqa: E402
 from benchmarks.sample_design import canonical  # noqa: E402
 
-SIZES = (4096, 16384, 65536)
 
 
 def _mean_se(x: np.ndarray) -> str:
@@ -75,19 +73,11 @@ def run(n, seeds, sizes, patterns, out):
             lines.append(f"{w.name:24s} {nb:6d} {np.mean(kept):6.0f} {_mean_se(o):>18s} {_mean_se(p):>18s} "
                          f"{h.mean():9.5f} {ratio:8.2f} {med:8.2f} {rms:8.2f} {np.mean(o <= p):5.2f}")
             print(lines[-1], flush=True)
-    if out:
-        with open(out, "w") as fh:
-            fh.write(f"# python -m benchmarks.sample_vs_published --n {n} --seeds {seeds}\n" + "\n".join(lines) + "\n")
+    sw.write_results(out, f"python -m benchmarks.sample_vs_published --n {n} --seeds {seeds}", lines)
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--n", type=int, default=4_000_000)
-    ap.add_argument("--seeds", type=int, default=100)
-    ap.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
-    ap.add_argument("--workloads", nargs="*", default=None)
-    ap.add_argument("--out", default=None)
-    a = ap.parse_args(argv)
+    a = sw.options(__doc__).parse_args(argv)
     run(a.n, a.seeds, a.sizes, a.workloads, a.out)
 
 

@@ -16,13 +16,17 @@ Every workload is a :class:`benchmarks.real_keys.Pair` (keys and both sides' fre
 
 from __future__ import annotations
 
+import argparse
+
 import numpy as np
 
 from benchmarks import real_keys
 from benchmarks.real_keys import Pair
 from data.zipf import shifted_pair_frequencies, zipf_frequencies
 
-__all__ = ["LAKE", "PAPER3", "lake", "paper", "real"]
+__all__ = ["LAKE", "PAPER3", "SIZES", "lake", "options", "paper", "real", "write_results"]
+
+SIZES = (4096, 16384, 65536)
 
 PAPER3 = [(1.0, 100), (1.0, 300), (1.5, 50)]
 LAKE = ("lake_overlap1pct", "lake_indep_heavy", "lake_fk_dim")
@@ -65,3 +69,23 @@ def lake(n: int, seed: int) -> list[Pair]:
 def real() -> list[Pair]:
     folder = real_keys.data_dir()
     return real_keys.load_pairs(folder) if folder is not None else []
+
+
+def options(doc: str, seeds: int = 100, workloads: bool = True) -> argparse.ArgumentParser:
+    """The sample benchmarks' shared command line: ``--n`` (elements per Zipf stream), ``--seeds``,
+    ``--sizes`` (bytes), ``--workloads`` (name substrings; all when absent) and ``--out``."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n", type=int, default=4_000_000)
+    ap.add_argument("--seeds", type=int, default=seeds)
+    ap.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
+    if workloads:
+        ap.add_argument("--workloads", nargs="*", default=None)
+    ap.add_argument("--out", default=None)
+    return ap
+
+
+def write_results(out: str | None, command: str, lines: list[str]) -> None:
+    """Write ``# command`` and the table ``lines`` to ``out`` (nothing when ``out`` is None)."""
+    if out:
+        with open(out, "w") as fh:
+            fh.write(f"# {command}\n" + "\n".join(lines) + "\n")
