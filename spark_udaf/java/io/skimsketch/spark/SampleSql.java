@@ -10,16 +10,8 @@ import org.apache.spark.sql.catalyst.rules.Rule;
 import org.apache.spark.sql.execution.aggregate.ScalaAggregator$;
 import org.apache.spark.sql.expressions.UserDefinedAggregator;
 import org.apache.spark.sql.types.BinaryType;
-import org.apache.spark.sql.types.ByteType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
-import org.apache.spark.sql.types.DecimalType;
-import org.apache.spark.sql.types.DoubleType;
-import org.apache.spark.sql.types.FloatType;
-import org.apache.spark.sql.types.IntegerType;
-import org.apache.spark.sql.types.LongType;
-import org.apache.spark.sql.types.NullType;
-import org.apache.spark.sql.types.ShortType;
 import scala.Option;
 import scala.collection.immutable.Seq;
 import scala.jdk.javaapi.CollectionConverters;
@@ -74,18 +66,8 @@ final class SampleSql {
         boolean isFloat = false;
         DataType weightAs = DataTypes.LongType;
         if (weight != null) {
-            DataType wt = weight.dataType();
-            if (wt instanceof FloatType || wt instanceof DoubleType
-                    || (wt instanceof DecimalType && ((DecimalType) wt).scale() > 0)) {
-                isFloat = true;
-                weightAs = DataTypes.DoubleType;
-            } else if (wt instanceof DecimalType) {
-                weightAs = wt;
-            } else if (!integral(wt)) {
-                throw SkimFunctions.error(fn + ": weight has type " + wt.simpleString() + "; supported weight types "
-                        + "are tinyint, smallint, int, bigint, float, double, decimal(p,s) (cast it, e.g. CAST(weight "
-                        + "AS DOUBLE))");
-            }
+            isFloat = SkimFunctions.fractionalWeight(fn, weight.dataType());
+            weightAs = isFloat ? DataTypes.DoubleType : SkimFunctions.integralWeightType(weight.dataType());
         }
         Map<String, Expression> c = a.constants(args, "nbytes", "seed");
         long nbytes = c.containsKey("nbytes") ? SkimFunctions.constant(fn, "nbytes", c.get("nbytes"))
@@ -104,11 +86,6 @@ final class SampleSql {
             children.add(SkimFunctions.castTo(weight, weightAs));
         }
         return new SampleAggregate(fn, budget, seed, isFloat, bytesKeys, false, seq(children), 0, 0);
-    }
-
-    private static boolean integral(DataType t) {
-        return t instanceof ByteType || t instanceof ShortType || t instanceof IntegerType || t instanceof LongType
-                || t instanceof NullType;
     }
 
     /** Adds SampleRule to a running session's extra optimizations (once). */

@@ -65,6 +65,30 @@ public final class SkimFunctions {
     private static final String KEY_TYPES = "tinyint, smallint, int, bigint, float, double (integral values), "
             + "string, binary";
     private static final String WEIGHT_TYPES = "tinyint, smallint, int, bigint, float, double, decimal(p,s)";
+
+    /**
+     * Whether weights of type wt are fractional: FLOAT, DOUBLE and DECIMAL(p, s > 0) take float64 counters
+     * (the core's Arrow rule); TINYINT to BIGINT, NULL and DECIMAL(p, 0) are integral. Any other type is an
+     * error that names the supported ones.
+     */
+    static boolean fractionalWeight(String fn, DataType wt) {
+        if (wt instanceof FloatType || wt instanceof DoubleType
+                || (wt instanceof DecimalType && ((DecimalType) wt).scale() > 0)) {
+            return true;
+        }
+        if (wt instanceof DecimalType || wt instanceof ByteType || wt instanceof ShortType
+                || wt instanceof IntegerType || wt instanceof LongType || wt instanceof NullType) {
+            return false;
+        }
+        throw error(fn + ": weight has type " + wt.simpleString() + "; supported weight types are "
+                + WEIGHT_TYPES + " (cast it, e.g. CAST(weight AS DOUBLE))");
+    }
+
+    /** The type integral weights are cast to: DECIMAL(p, 0) as it is (exact int64 or an error, Keys.decimalWeight),
+     * the others BIGINT. */
+    static DataType integralWeightType(DataType wt) {
+        return wt instanceof DecimalType ? wt : DataTypes.LongType;
+    }
     private static final String SK = "SELECT day, skim_sketch_agg(user_id) AS sk, count(*) FROM events GROUP BY day";
 
     private SkimFunctions() {}
@@ -352,16 +376,9 @@ public final class SkimFunctions {
         boolean isFloat = false;
         DataType weightAs = DataTypes.LongType;
         if (weight != null) {
-            DataType wt = weight.dataType();
-            if (wt instanceof FloatType || wt instanceof DoubleType
-                    || (wt instanceof DecimalType && ((DecimalType) wt).scale() > 0)) {
-                isFloat = true; // fractional DECIMALs: float64 counters, as the core's Arrow rule
-            } else if (wt instanceof DecimalType) {
-                weightAs = wt; // DECIMAL(p, 0): exact int64 (Keys.decimalWeight), or an error
-            } else if (!(wt instanceof ByteType || wt instanceof ShortType || wt instanceof IntegerType
-                    || wt instanceof LongType || wt instanceof NullType)) {
-                throw error(fn + ": weight has type " + wt.simpleString() + "; supported weight types are "
-                        + WEIGHT_TYPES + " (cast it, e.g. CAST(weight AS DOUBLE))");
+            isFloat = fractionalWeight(fn, weight.dataType());
+            if (!isFloat) {
+                weightAs = integralWeightType(weight.dataType());
             }
         }
         Spec spec;
