@@ -13,6 +13,7 @@ import pytest
 import skimsketch as ss
 from spark_udaf import native
 
+from .test_golden import _close, _expr
 from .test_native import _core, SCHEMA
 
 pytestmark = pytest.mark.spark
@@ -199,28 +200,11 @@ def test_the_jar_self_test_checks_every_golden_sample_vector():
     assert f"({len(_golden()[1])} golden sample vectors)" in native.self_test()
 
 
-def _close(want: float, got: float) -> bool:
-    return want == got or abs(want - got) <= 1e-9 * max(abs(want), abs(got))
-
-
 def test_golden_sample_vectors_through_the_sql_functions(sspark):
     blobs, queries = _golden()
 
     def expr(q, runtime=False):
-        op, conf, a, b, key, _ = q
-        ha = f"X'{blobs[a].hex()}'"
-        if runtime:
-            ha = f"CASE WHEN id >= 0 THEN {ha} END"
-        c = "" if conf == "-" else f", {conf}D"
-        if op == "join":
-            return f"skim_join_size_bounds({ha}, X'{blobs[b].hex()}'{c})"
-        if op == "self":
-            return f"skim_self_join_size_bounds({ha}{c})"
-        if op == "freq":
-            kind, v = key.split(":", 1)
-            k = f"CAST({v} AS BIGINT)" if kind == "int" else "'" + bytes.fromhex(v).decode() + "'"
-            return f"skim_frequency({ha}, {k}{c})"
-        return f"skim_sketch_info({ha})"
+        return _expr(q, blobs, runtime)
 
     good = [q for q in queries if not q[5].startswith("!")]
     row = sspark.sql("SELECT " + ", ".join(f"{expr(q)} AS c{i}" for i, q in enumerate(good))).collect()[0]

@@ -21,18 +21,6 @@ import java.util.Map;
 final class SampleSelfTest {
     private SampleSelfTest() {}
 
-    static byte[] hex(String h) {
-        byte[] out = new byte[h.length() / 2];
-        for (int i = 0; i < out.length; i++) {
-            out[i] = (byte) Integer.parseInt(h.substring(2 * i, 2 * i + 2), 16);
-        }
-        return out;
-    }
-
-    private static boolean close(double a, double b) {
-        return a == b || Math.abs(a - b) <= 1e-9 * Math.max(Math.abs(a), Math.abs(b));
-    }
-
     private static void check(boolean ok, String what) {
         if (!ok) {
             throw new AssertionError("self-test failed: " + what);
@@ -63,7 +51,7 @@ final class SampleSelfTest {
         String[] g = got.split(" ");
         boolean ok = w.length == g.length;
         for (int i = 0; ok && i < w.length; i++) {
-            ok = w[i].equals(g[i]) || close(Double.parseDouble(w[i]), Double.parseDouble(g[i]));
+            ok = w[i].equals(g[i]) || SelfTest.close(Double.parseDouble(w[i]), Double.parseDouble(g[i]));
         }
         return ok;
     }
@@ -90,7 +78,7 @@ final class SampleSelfTest {
                 }
                 String[] f = line.split("\t", -1);
                 if (f[0].equals("sample")) {
-                    byte[] b = hex(f[2]);
+                    byte[] b = SelfTest.hex(f[2]);
                     if (layout(b) == 1 && b[SampleFormat.HEADER + 5] == 1) { // a layout-1 partial piece: refused
                         try {
                             SampleFormat.decode(b);
@@ -167,7 +155,7 @@ final class SampleSelfTest {
                 String v = key.substring(key.indexOf(':') + 1);
                 SampleState s = SampleFormat.decode(a);
                 e = kind.equals("int") ? SampleEstimator.frequency(s, Long.parseLong(v), 1, c)
-                        : SampleEstimator.frequency(s, Hashing.fingerprint64(hex(v)), 2, c);
+                        : SampleEstimator.frequency(s, Hashing.fingerprint64(SelfTest.hex(v)), 2, c);
                 break;
             }
             default: {

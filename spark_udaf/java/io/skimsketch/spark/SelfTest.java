@@ -152,7 +152,8 @@ public final class SelfTest {
         }
     }
 
-    private static byte[] hex(String h) {
+    /** The bytes of a hex string. */
+    static byte[] hex(String h) {
         byte[] out = new byte[h.length() / 2];
         for (int i = 0; i < out.length; i++) {
             out[i] = (byte) Integer.parseInt(h.substring(2 * i, 2 * i + 2), 16);
@@ -160,7 +161,8 @@ public final class SelfTest {
         return out;
     }
 
-    private static boolean close(double want, double got) {
+    /** Equal, or within 1e-9 relative. */
+    static boolean close(double want, double got) {
         return want == got || Math.abs(want - got) <= 1e-9 * Math.max(Math.abs(want), Math.abs(got));
     }
 
