@@ -86,25 +86,16 @@ def scalars(confidence: float):
     ``confidence`` by default)."""
     from pyspark.sql.functions import arrow_udf
 
-    @arrow_udf("double")
-    def skim_join_size(*args: pa.Array, **kwargs: pa.Array) -> pa.Array:
-        return estimate_call("skim_join_size", args, kwargs, confidence)
+    def estimator(name: str, returns: str):
+        def call(*args: pa.Array, **kwargs: pa.Array) -> pa.Array:
+            return estimate_call(name, args, kwargs, confidence)
 
-    @arrow_udf(ESTIMATE_TYPE)
-    def skim_join_size_bounds(*args: pa.Array, **kwargs: pa.Array) -> pa.Array:
-        return estimate_call("skim_join_size_bounds", args, kwargs, confidence)
+        call.__name__ = call.__qualname__ = name  # Spark names the UDF (and its columns) after the function
+        return arrow_udf(returns)(call)
 
-    @arrow_udf("double")
-    def skim_self_join_size(*args: pa.Array, **kwargs: pa.Array) -> pa.Array:
-        return estimate_call("skim_self_join_size", args, kwargs, confidence)
-
-    @arrow_udf(ESTIMATE_TYPE)
-    def skim_self_join_size_bounds(*args: pa.Array, **kwargs: pa.Array) -> pa.Array:
-        return estimate_call("skim_self_join_size_bounds", args, kwargs, confidence)
-
-    @arrow_udf("double")
-    def skim_frequency(*args: pa.Array, **kwargs: pa.Array) -> pa.Array:
-        return estimate_call("skim_frequency", args, kwargs, confidence)
+    estimators = [estimator(name, returns) for name, returns in (
+        ("skim_join_size", "double"), ("skim_join_size_bounds", ESTIMATE_TYPE), ("skim_self_join_size", "double"),
+        ("skim_self_join_size_bounds", ESTIMATE_TYPE), ("skim_frequency", "double"))]
 
     @arrow_udf(INFO_TYPE)
     def skim_sketch_info(*args: pa.Array, **kwargs: pa.Array) -> pa.Array:
@@ -114,8 +105,7 @@ def scalars(confidence: float):
     def skim_union(*args: pa.Array, **kwargs: pa.Array) -> pa.Array:
         return union_call(args, kwargs)
 
-    return {f.__name__: f for f in (skim_join_size, skim_join_size_bounds, skim_self_join_size,
-                                    skim_self_join_size_bounds, skim_frequency, skim_sketch_info, skim_union)}
+    return {f.__name__: f for f in (*estimators, skim_sketch_info, skim_union)}
 
 
 def python_functions(confidence: float = 0.95) -> dict:
