@@ -111,9 +111,9 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
     ``"sample"`` (``JoinSample.for_bytes(nbytes, seed)``, the coordinated join
     sample: :mod:`spark_udaf.sample_build`), ``"sketch"`` (:func:`default_sketch`),
     or ``"auto"`` (the default): the sample. In the measurements of ``docs/sample.md``
-    (4/16/64 KB) it is 3-4000x more accurate on skewed and low-overlap joins, at or below
-    the hash sketch everywhere, and at most 1.1x less accurate than the skimmed default
-    (flat real keys at 4 KB). ``width``/``depth`` shape a sketch, so they choose it. A template decides
+    (4/16/64 KB) it is 3-4000x more accurate on skewed and low-overlap joins, at or within a
+    standard error of the hash sketch everywhere, and at most 1.15x less accurate than the
+    skimmed default (flat real keys at 4 KB). ``width``/``depth`` shape a sketch, so they choose it. A template decides
     by its type. ``result.detail["summary"]`` says which was used (``"sample"`` /
     ``"sketch"``; ``result.method`` is ``"sample"`` for the sample).
     """

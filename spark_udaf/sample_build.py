@@ -168,7 +168,7 @@ def sample_by(df, column: str, sample, by: list, weight: str | None = None, path
 def use_sample(summary: str, template, width, depth) -> bool:
     """Whether estimate_join_size summarises with a join sample: a template decides by its type; without
     one, ``"auto"`` is the sample (docs/sample.md: 3-4000x more accurate on skewed and low-overlap joins,
-    at most 1.1x less where it loses: flat real keys at 4 KB) unless ``width``/``depth`` shape a sketch."""
+    at most 1.15x less where it loses: flat real keys at 4 KB) unless ``width``/``depth`` shape a sketch."""
     if summary not in SUMMARIES:
         raise ValueError(f"summary must be one of {SUMMARIES}, got {summary!r}")
     if template is not None:
