@@ -7,9 +7,10 @@ seeds, the coverage of 95 % intervals and the median half-width over the median 
   missing mass of the keys one side kept;
 * ``min``      -- the previous library rule: ``[J - z s, J + z s + min(M, z r)]``, ``r^2 = sum f^2 / tau_g``
   over the same keys (their variance bound);
-* ``lib``      -- the library's rule (``skimsketch/sample_estimate.py``): ``min`` plus the keys neither side
-  kept (``M0``, ``r0`` at the dropped means), the allowance ``min(min(M, z r) + min(M0, z r0),
-  min(M + M0, z sqrt(r^2 + r0^2)))``;
+* ``add0``     -- ``min`` plus the keys neither side kept (``M0``, ``r0`` at the dropped means): the
+  allowance ``A = min(min(M, z r) + min(M0, z r0), min(M + M0, z sqrt(r^2 + r0^2)))``;
+* ``lib``      -- the library's rule (``skimsketch/sample_estimate.py``): ``add0`` with the upper end
+  ``J + min(z s + A, z sqrt(s^2 + r^2 + r0^2))`` (many missed keys: variances add);
 * ``quad``     -- ``[J - z s, J + sqrt((z s)^2 + min(M, z r)^2)]`` (narrower: under-covers);
 * ``rho``      -- ``mass`` with ``M`` scaled by an estimated overlap rate (the share of the kept keys whose
   membership in the other table is decided, ``u(k) < tau_other``, that are in it);
@@ -100,9 +101,10 @@ def run(n, seeds, sizes, out, scale=1.0):
                 continue
             s = np.sqrt(v + v0) * Z
             allow = np.minimum(M, Z * np.sqrt(R2))
-            lib = np.minimum(allow + np.minimum(M0, Z * np.sqrt(R0)), np.minimum(M + M0, Z * np.sqrt(R2 + R0)))
+            add0 = np.minimum(allow + np.minimum(M0, Z * np.sqrt(R0)), np.minimum(M + M0, Z * np.sqrt(R2 + R0)))
+            lib = np.minimum(s + add0, Z * np.sqrt(v + v0 + R2 + R0))
             res = []
-            for name, lo, hi in (("mass", s, s + M), ("min", s, s + allow), ("lib", s, s + lib),
+            for name, lo, hi in (("mass", s, s + M), ("min", s, s + allow), ("add0", s, s + add0), ("lib", s, lib),
                                  ("quad", s, np.sqrt(s * s + allow * allow)),
                                  ("rho", s, s + Mr)):
                 cover = np.mean((e - lo <= J * (1 + 1e-12)) & (J * (1 - 1e-12) <= e + hi))

@@ -8,7 +8,8 @@ import java.util.Map;
  * self_join_size, frequency) on the JVM, over key fingerprints. With f, g the totals of the
  * fingerprints both samples kept and
  * p = min(1, tau_f f^2, tau_g g^2), J^ = sum f g / p is unbiased; the interval is
- * [J^ - z s, J^ + z s + A] with s^2 the Horvitz-Thompson variance plus its largest term and A the
+ * [J^ - z s, J^ + min(z s + A, z sqrt(s^2 + r^2 + r0^2))] with s^2 the Horvitz-Thompson variance plus
+ * its largest term and A the
  * smaller of min(M^, z r) + min(M0, z r0) and min(M^ + M0, z sqrt(r^2 + r0^2)): M^ the missing mass
  * of keys only one side kept, r^2 their variance bound sum f^2 / tau_g, M0 and r0^2 the mass and
  * variance of keys neither kept at the dropped means (skimsketch/sample_estimate.py). Both samples
@@ -112,7 +113,8 @@ final class SampleEstimator {
         double allowance = Math.min(
                 Math.min(missing, z * Math.sqrt(missingVar)) + Math.min(m0[0], z * Math.sqrt(m0[1])),
                 Math.min(missing + m0[0], z * Math.sqrt(missingVar + m0[1])));
-        return new Estimator.Est(value, value - spread, value + spread + allowance, conf, METHOD);
+        double upper = Math.min(spread + allowance, z * Math.sqrt(var + v0 + missingVar + m0[1]));
+        return new Estimator.Est(value, value - spread, value + upper, conf, METHOD);
     }
 
     /** Mean |total| of the keys the sample dropped. */
