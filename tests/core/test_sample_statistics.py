@@ -56,7 +56,7 @@ def test_the_interval_covers_at_its_confidence(kind):
     err = np.median([abs(e.value - J) for e in est])
     half = np.median([(e.high - e.low) / 2 for e in est])
     assert cover >= 0.92, cover  # 95 % intervals; 200 draws: 0.92 is 2 standard errors below
-    assert err > 0 and half / err <= 4.5, half / err
+    assert err > 0 and half / err <= 3.5, half / err  # measured 2.64 (zipf_shift) and 2.74 (flat)
 
 
 @pytest.mark.parametrize("nbytes, at_least", [(1024, 0.92), (512, 0.8)])
