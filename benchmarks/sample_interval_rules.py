@@ -23,7 +23,7 @@ The samples here are a fast model of the library's (``argpartition``, ties unord
 about 1.6-1.9x, ``docs/sample.md``); the library's own rule is measured by
 ``benchmarks/sample_coverage.py``.
 
-    PYTHONPATH=$PWD python -m benchmarks.sample_interval_rules --seeds 100 --out benchmarks/results/sample_interval_rules.txt
+    PYTHONPATH=$PWD python -m benchmarks.sample_interval_rules --seeds 400 --scale 1.7 --out benchmarks/results/sample_interval_rules_compact.txt
 """
 
 from __future__ import annotations
