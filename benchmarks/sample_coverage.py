@@ -29,13 +29,11 @@ def sample_of(keys, freq, nbytes: int, seed: int) -> ss.JoinSample:
 
 
 def run(n, seeds, sizes, patterns, out):
-    pairs = sw.paper(n, 0) + sw.lake(n, 0) + sw.real()
-    if patterns:
-        pairs = [p for p in pairs if any(pat in p.name for pat in patterns)]
+    pairs = sw.selected(n, patterns)
     lines = [f"{'workload':26s} {'bytes':>6s} {'ARE':>9s} {'median':>9s} {'cover':>6s} {'hw/err':>7s} {'blob':>6s} {'entries':>8s}"]
     print(lines[0], flush=True)
     for w in pairs:
-        J = float(np.dot(w.f.astype(np.float64), w.g.astype(np.float64)))
+        J = sw.join_size(w)
         for nb in sizes:
             err, cover, half, blob, kept = [], [], [], 0, []
             for s in range(seeds):

@@ -87,16 +87,13 @@ def estimate(u, f, g, m, scheme):
 
 
 def run(n, seeds, sizes, patterns, out, overflow="wrap"):
-    pairs = sw.paper(n, 0, overflow=overflow) + sw.lake(n, 0) + [p for p in sw.real()
-                                                                 if p.name.endswith(("planes", "h1xh2"))]
-    if patterns:
-        pairs = [p for p in pairs if any(pat in p.name for pat in patterns)]
+    pairs = sw.selected(n, patterns, lambda name: name.endswith(("planes", "h1xh2")), overflow)
     lines = [f"{'workload':26s} {'bytes':>6s} {'compact':>9s} {'m_c':>6s} {'prio12':>9s} {'prio16':>9s} {'thr12':>9s} "
              f"{'prio8':>9s} "
              f"{'naive':>6s} {'v0':>6s} {'cheb':>6s} {'hw/err':>7s}"]
     for w in pairs:
         keys = canonical(w.keys)
-        J = float(np.dot(w.f.astype(np.float64), w.g.astype(np.float64)))
+        J = sw.join_size(w)
         us = [unit_hashes(keys, s) for s in range(seeds)]
         for nb in sizes:
             m12, m16, m8 = (nb - 100) // 12, (nb - 100) // 16, (nb - 100) // 8

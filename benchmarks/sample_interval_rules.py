@@ -84,11 +84,11 @@ def estimate(u, f, g, m):
 
 
 def run(n, seeds, sizes, out, scale=1.0):
-    pairs = sw.paper(n, 0) + sw.lake(n, 0) + [p for p in sw.real() if p.name in REAL]
+    pairs = sw.selected(n, real_names=lambda name: name in REAL)
     lines = []
     for w in pairs:
         keys = canonical(w.keys)
-        J = float(np.dot(w.f.astype(float), w.g.astype(float)))
+        J = sw.join_size(w)
         us = [unit_hashes(keys, s) for s in range(seeds)]
         for nb in sizes:
             m = int(scale * ((nb - 100) // 12))

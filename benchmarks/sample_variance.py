@@ -57,9 +57,7 @@ def relative_sd(f: np.ndarray, g: np.ndarray, mf: float, mg: float) -> float:
 
 
 def run(n, seeds, sizes, patterns, out):
-    pairs = sw.paper(n, 0) + sw.lake(n, 0) + [p for p in sw.real() if p.name.endswith(("planes", "airports", "h1xh2"))]
-    if patterns:
-        pairs = [p for p in pairs if any(pat in p.name for pat in patterns)]
+    pairs = sw.selected(n, patterns, lambda name: name.endswith(("planes", "airports", "h1xh2")))
     head = f"{'workload':24s} {'bytes':>6s} {'m ours':>7s} {'m pub':>6s} {'sd ours':>10s} {'sd pub':>10s} {'ratio':>6s}"
     lines = [head]
     print(head, flush=True)

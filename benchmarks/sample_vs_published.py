@@ -46,16 +46,14 @@ def _mean_se(x: np.ndarray) -> str:
 
 
 def run(n, seeds, sizes, patterns, out):
-    pairs = sw.paper(n, 0) + sw.lake(n, 0) + [p for p in sw.real() if p.name.endswith(("planes", "airports", "h1xh2"))]
-    if patterns:
-        pairs = [p for p in pairs if any(pat in p.name for pat in patterns)]
+    pairs = sw.selected(n, patterns, lambda name: name.endswith(("planes", "airports", "h1xh2")))
     head = (f"{'workload':24s} {'bytes':>6s} {'m':>6s} {'ours':>18s} {'published':>18s} {'hash':>9s} "
             f"{'ours/pub':>8s} {'med o/p':>8s} {'rms o/p':>8s} {'wins':>5s}")
     lines = [head]
     print(head, flush=True)
     for w in pairs:
         keys = canonical(w.keys)
-        J = float(np.dot(w.f.astype(np.float64), w.g.astype(np.float64)))
+        J = sw.join_size(w)
         for nb in sizes:
             e_o, e_p, e_h, kept = [], [], [], []
             for seed in range(seeds):

@@ -24,7 +24,7 @@ from benchmarks import real_keys
 from benchmarks.real_keys import Pair
 from data.zipf import shifted_pair_frequencies, zipf_frequencies
 
-__all__ = ["LAKE", "PAPER3", "SIZES", "lake", "options", "paper", "real", "write_results"]
+__all__ = ["LAKE", "PAPER3", "SIZES", "join_size", "lake", "options", "paper", "real", "selected", "write_results"]
 
 SIZES = (4096, 16384, 65536)
 
@@ -69,6 +69,19 @@ def lake(n: int, seed: int) -> list[Pair]:
 def real() -> list[Pair]:
     folder = real_keys.data_dir()
     return real_keys.load_pairs(folder) if folder is not None else []
+
+
+def selected(n: int, patterns=None, real_names=lambda name: True, overflow: str = "wrap") -> list[Pair]:
+    """The paper's pairs (``overflow`` as :func:`paper`), the lake joins and the real pairs whose name
+    ``real_names`` accepts, all at data seed 0; only those whose name holds one of ``patterns`` when
+    it is given."""
+    pairs = paper(n, 0, overflow=overflow) + lake(n, 0) + [p for p in real() if real_names(p.name)]
+    return [p for p in pairs if any(pat in p.name for pat in patterns)] if patterns else pairs
+
+
+def join_size(w: Pair) -> float:
+    """The exact ``J = sum f g`` of a pair, in float64."""
+    return float(np.dot(w.f.astype(np.float64), w.g.astype(np.float64)))
 
 
 def options(doc: str, seeds: int = 100, workloads: bool = True) -> argparse.ArgumentParser:
