@@ -115,22 +115,25 @@ def join_estimate(a: Side, b: Side, confidence: float) -> Estimate:
     var = terms * terms * (1.0 - p)
     rnd = p < 1
     v0 = float(var[rnd].max()) if rnd.any() else 0.0
-    mass_a, var_a = _missing(a, b, i)
-    mass_b, var_b = _missing(b, a, j)
+    variance = float(var.sum())
+    da, db = a.dropped_mean(), b.dropped_mean()
+    mass_a, var_a = _missing(a, b, i, db)
+    mass_b, var_b = _missing(b, a, j, da)
     missing, missing_var = mass_a + mass_b, var_a + var_b
-    unseen, unseen_var = _neither(a, b)
+    unseen, unseen_var = _neither(a, b, da, db)
     z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
-    spread = z * math.sqrt(float(var.sum()) + v0)
+    spread = z * math.sqrt(variance + v0)
     allowance = min(min(missing, z * math.sqrt(missing_var)) + min(unseen, z * math.sqrt(unseen_var)),
                     min(missing + unseen, z * math.sqrt(missing_var + unseen_var)))
-    upper = min(spread + allowance, z * math.sqrt(float(var.sum()) + v0 + missing_var + unseen_var))
-    detail = {"matched": len(f), "random": int(rnd.sum()), "variance": float(var.sum()), "missing": missing,
+    upper = min(spread + allowance, z * math.sqrt(variance + v0 + missing_var + unseen_var))
+    detail = {"matched": len(f), "random": int(rnd.sum()), "variance": variance, "missing": missing,
               "missing_variance": missing_var, "unseen": unseen, "unseen_variance": unseen_var}
     return Estimate(value, value - spread, value + upper, confidence, METHOD, detail)
 
 
-def _missing(a: Side, b: Side, matched: np.ndarray) -> tuple[float, float]:
-    """``(M^, r^2)``'s parts on the keys ``a`` kept and ``b`` did not (module docstring)."""
+def _missing(a: Side, b: Side, matched: np.ndarray, db: float) -> tuple[float, float]:
+    """``(M^, r^2)``'s parts on the keys ``a`` kept and ``b`` did not (module docstring); ``db`` is ``b``'s
+    dropped mean."""
     if math.isinf(b.tau):
         return 0.0, 0.0  # b kept every key: a key it did not keep is not in its table
     only = np.ones(len(a.fps), dtype=bool)
@@ -138,15 +141,14 @@ def _missing(a: Side, b: Side, matched: np.ndarray) -> tuple[float, float]:
     if b.integer:  # u(k) < tau_b: |g(k)| < 1, so g(k) = 0
         only &= units(a.fps) >= b.tau
     f = a.totals[only].astype(np.float64)
-    return float(np.abs(f).sum()) * b.dropped_mean(), float(np.dot(f, f)) / b.tau
+    return float(np.abs(f).sum()) * db, float(np.dot(f, f)) / b.tau
 
 
-def _neither(a: Side, b: Side) -> tuple[float, float]:
-    """``(M0, r0^2)`` of the keys neither sample kept (module docstring)."""
+def _neither(a: Side, b: Side, da: float, db: float) -> tuple[float, float]:
+    """``(M0, r0^2)`` of the keys neither sample kept (module docstring), from the dropped means ``da``, ``db``."""
     if math.isinf(a.tau) or math.isinf(b.tau):
         return 0.0, 0.0  # a complete side: every key the other dropped is known absent or kept
     n0 = min(a.n_keys - len(a.fps), b.n_keys - len(b.fps))
     if n0 <= 0:
         return 0.0, 0.0
-    da, db = a.dropped_mean(), b.dropped_mean()
     return n0 * da * db, n0 * max(db * db / a.tau, da * da / b.tau)

@@ -103,11 +103,13 @@ final class SampleEstimator {
         if (exact) {
             return new Estimator.Est(value, value, value, 1.0, METHOD);
         }
-        double[] ma = missing(sa, a, matchedA, sb, b);
-        double[] mb = missing(sb, b, matchedB, sa, a);
+        double da = droppedMean(sa, a);
+        double db = droppedMean(sb, b);
+        double[] ma = missing(a, matchedA, sb, b, db);
+        double[] mb = missing(b, matchedB, sa, a, da);
         double z = z(conf);
         double spread = z * Math.sqrt(var + v0);
-        double[] m0 = neither(sa, a, sb, b);
+        double[] m0 = neither(a, b, da, db);
         double missing = ma[0] + mb[0];
         double missingVar = ma[1] + mb[1];
         double allowance = Math.min(
@@ -130,8 +132,8 @@ final class SampleEstimator {
         return Math.max(0.0, Math.abs(s.totalWeight()) - kept) / rest;
     }
 
-    /** {M0, r0^2} of the keys neither sample kept: n0 = the smaller dropped-key count, at the dropped means. */
-    private static double[] neither(SampleState sa, SampleState.Fin a, SampleState sb, SampleState.Fin b) {
+    /** {M0, r0^2} of the keys neither sample kept: n0 = the smaller dropped-key count, at the dropped means da, db. */
+    private static double[] neither(SampleState.Fin a, SampleState.Fin b, double da, double db) {
         if (a.complete() || b.complete()) {
             return new double[] {0.0, 0.0};
         }
@@ -139,14 +141,12 @@ final class SampleEstimator {
         if (n0 <= 0) {
             return new double[] {0.0, 0.0};
         }
-        double da = droppedMean(sa, a);
-        double db = droppedMean(sb, b);
         return new double[] {n0 * da * db, n0 * Math.max(db * db / a.tau, da * da / b.tau)};
     }
 
-    /** {M^, r^2}'s parts on the keys a kept and b did not. */
-    private static double[] missing(SampleState sa, SampleState.Fin a, boolean[] matched, SampleState sb,
-                                    SampleState.Fin b) {
+    /** {M^, r^2}'s parts on the keys a kept and b did not; db is b's dropped mean. */
+    private static double[] missing(SampleState.Fin a, boolean[] matched, SampleState sb, SampleState.Fin b,
+                                    double db) {
         if (b.complete()) {
             return new double[] {0.0, 0.0};
         }
@@ -160,7 +160,7 @@ final class SampleEstimator {
             sum += Math.abs(f);
             squares += f * f;
         }
-        return new double[] {sum * droppedMean(sb, b), squares / b.tau};
+        return new double[] {sum * db, squares / b.tau};
     }
 
     /** f(key): exact for a kept fingerprint fp(key); a dropped one 0 within +- sqrt(u(fp) / tau); both confidence 1. */
