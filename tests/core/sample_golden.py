@@ -177,11 +177,10 @@ def refresh_legacy_answers() -> None:
     out = []
     answers = iter(legacy_answers())
     for line in LEGACY_TSV.read_text().splitlines():
-        f = line.split("\t")
-        if line.startswith("#") or f[0] == "sample":
+        if line.startswith(("#", "sample\t")):
             out.append(line)
             continue
-        fields, got = next(answers)
+        f, got = next(answers)  # legacy_answers walks the same query lines, split into fields
         if f[0] in ("join", "self") and "piece" not in (f[2], f[3]) and got != f[5]:
             old, new = f[5].split(" "), got.split(" ")
             if old[0].startswith("!") or abs(float(old[0]) - float(new[0])) > 1e-9 * abs(float(old[0])):
