@@ -28,9 +28,10 @@ normal quantile of the confidence and:
   A key ``k`` that ``f``'s sample kept and ``g``'s did not has ``g(k)^2 <= u(k) / tau_g``
   (its rank was at least ``tau_g``); with integer totals, ``u(k) < tau_g`` means
   ``g(k) = 0``, so such keys are left out. Over the other such keys (and symmetrically):
-  - ``M^``, their *missing mass*: each counted at ``|f(k)|`` times the mean ``|g|`` of the
-    keys ``g``'s sample dropped (``(|W_g| - sum of kept |g|) / (keys - kept)``, from the
-    header's total weight and key count);
+  - ``M^``, their *missing mass*: each counted at ``|f(k)|`` times ``E(k)``, an estimate of its
+    ``|g(k)| <= sqrt(u(k) / tau_g)`` from the keys both samples saw (:mod:`skimsketch.sample_partner`),
+    at least the mean ``|g|`` of the keys ``g``'s sample dropped (``(|W_g| - sum of kept |g|) /
+    (keys - kept)``, from the header's total weight and key count);
   - ``r^2 = sum f(k)^2 / tau_g``, their variance had each ``g(k) != 0``: a key matched with
     probability ``p = tau_g g^2`` adds ``f g / p`` and has variance
     ``f^2 g^2 (1 - p) / p <= f^2 / tau_g``.
@@ -67,6 +68,7 @@ from statistics import NormalDist
 import numpy as np
 
 from .estimate import Estimate
+from .sample_partner import partner_means
 from .sample_rank import units
 
 __all__ = ["METHOD", "Side", "inclusion", "join_estimate"]
@@ -117,8 +119,8 @@ def join_estimate(a: Side, b: Side, confidence: float) -> Estimate:
     v0 = float(var[rnd].max()) if rnd.any() else 0.0
     variance = float(var.sum())
     da, db = a.dropped_mean(), b.dropped_mean()
-    mass_a, var_a = _missing(a, b, i, db)
-    mass_b, var_b = _missing(b, a, j, da)
+    mass_a, var_a = _missing(a, b, i, j, db)
+    mass_b, var_b = _missing(b, a, j, i, da)
     missing, missing_var = mass_a + mass_b, var_a + var_b
     unseen, unseen_var = _neither(a, b, da, db)
     z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
@@ -131,17 +133,23 @@ def join_estimate(a: Side, b: Side, confidence: float) -> Estimate:
     return Estimate(value, value - spread, value + upper, confidence, METHOD, detail)
 
 
-def _missing(a: Side, b: Side, matched: np.ndarray, db: float) -> tuple[float, float]:
-    """``(M^, r^2)``'s parts on the keys ``a`` kept and ``b`` did not (module docstring); ``db`` is ``b``'s
-    dropped mean."""
+def _missing(a: Side, b: Side, mine: np.ndarray, theirs: np.ndarray, db: float) -> tuple[float, float]:
+    """``(M^, r^2)``'s parts on the keys ``a`` kept and ``b`` did not (module docstring): ``a``'s entries
+    ``mine`` are ``b``'s ``theirs``; ``db`` is ``b``'s dropped mean."""
     if math.isinf(b.tau):
         return 0.0, 0.0  # b kept every key: a key it did not keep is not in its table
-    only = np.ones(len(a.fps), dtype=bool)
-    only[matched] = False
+    partner = np.full(len(a.fps), np.nan)
+    partner[mine] = np.abs(b.totals[theirs].astype(np.float64))
+    u = units(a.fps)
+    only = np.isnan(partner)
     if b.integer:  # u(k) < tau_b: |g(k)| < 1, so g(k) = 0
-        only &= units(a.fps) >= b.tau
-    f = a.totals[only].astype(np.float64)
-    return float(np.abs(f).sum()) * db, float(np.dot(f, f)) / b.tau
+        only &= u >= b.tau
+    f = a.totals.astype(np.float64)
+    bound = np.sqrt(u / b.tau)
+    certain = np.ones(len(f), dtype=bool) if math.isinf(a.tau) else a.tau * f * f >= 1.0
+    means = partner_means(bound[certain], partner[certain], bound[only], db)
+    fo = f[only]
+    return float(np.dot(np.abs(fo), means)), float(np.dot(fo, fo)) / b.tau
 
 
 def _neither(a: Side, b: Side, da: float, db: float) -> tuple[float, float]:

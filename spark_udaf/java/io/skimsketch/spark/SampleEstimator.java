@@ -1,5 +1,6 @@
 package io.skimsketch.spark;
 
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -11,7 +12,7 @@ import java.util.Map;
  * [J^ - z s, J^ + min(z s + A, z sqrt(s^2 + r^2 + r0^2))] with s^2 the Horvitz-Thompson variance plus
  * its largest term and A the
  * smaller of min(M^, z r) + min(M0, z r0) and min(M^ + M0, z sqrt(r^2 + r0^2)): M^ the missing mass
- * of keys only one side kept, r^2 their variance bound sum f^2 / tau_g, M0 and r0^2 the mass and
+ * of keys only one side kept (each at its partner estimate, SamplePartner), r^2 their variance bound sum f^2 / tau_g, M0 and r0^2 the mass and
  * variance of keys neither kept at the dropped means (skimsketch/sample_estimate.py). Both samples
  * complete: exact.
  */
@@ -70,8 +71,8 @@ final class SampleEstimator {
         for (int j = 0; j < b.fps.length; j++) {
             inB.put(b.fps[j], j);
         }
-        boolean[] matchedA = new boolean[a.fps.length];
-        boolean[] matchedB = new boolean[b.fps.length];
+        double[] partnerA = nans(a.fps.length);
+        double[] partnerB = nans(b.fps.length);
         double value = 0.0;
         double var = 0.0;
         double v0 = 0.0;
@@ -81,10 +82,10 @@ final class SampleEstimator {
             if (j == null) {
                 continue;
             }
-            matchedA[i] = true;
-            matchedB[j] = true;
             double f = a.total(i);
             double g = b.total(j);
+            partnerA[i] = Math.abs(g);
+            partnerB[j] = Math.abs(f);
             if (exact) {
                 value += f * g;
                 continue;
@@ -105,8 +106,8 @@ final class SampleEstimator {
         }
         double da = droppedMean(sa, a);
         double db = droppedMean(sb, b);
-        double[] ma = missing(a, matchedA, sb, b, db);
-        double[] mb = missing(b, matchedB, sa, a, da);
+        double[] ma = missing(a, partnerA, sb, b, db);
+        double[] mb = missing(b, partnerB, sa, a, da);
         double z = z(conf);
         double spread = z * Math.sqrt(var + v0);
         double[] m0 = neither(a, b, da, db);
@@ -144,23 +145,62 @@ final class SampleEstimator {
         return new double[] {n0 * da * db, n0 * Math.max(db * db / a.tau, da * da / b.tau)};
     }
 
-    /** {M^, r^2}'s parts on the keys a kept and b did not; db is b's dropped mean. */
-    private static double[] missing(SampleState.Fin a, boolean[] matched, SampleState sb, SampleState.Fin b,
+    private static double[] nans(int n) {
+        double[] out = new double[n];
+        Arrays.fill(out, Double.NaN);
+        return out;
+    }
+
+    /**
+     * {M^, r^2}'s parts on the keys a kept and b did not: each |f| times its partner estimate (SamplePartner, from
+     * a's certain keys); {@code partner} holds |g| of a's entries b kept (NaN elsewhere); db is b's dropped mean.
+     */
+    private static double[] missing(SampleState.Fin a, double[] partner, SampleState sb, SampleState.Fin b,
                                     double db) {
         if (b.complete()) {
             return new double[] {0.0, 0.0};
         }
-        double sum = 0.0;
-        double squares = 0.0;
-        for (int i = 0; i < a.fps.length; i++) {
-            if (matched[i] || (!sb.isFloat && SampleRank.unit(a.fps[i]) < b.tau)) {
-                continue;
-            }
+        int n = a.fps.length;
+        double[] bound = new double[n];
+        boolean[] only = new boolean[n];
+        int nOnly = 0;
+        int nCertain = 0;
+        for (int i = 0; i < n; i++) {
+            double u = SampleRank.unit(a.fps[i]);
+            bound[i] = Math.sqrt(u / b.tau);
+            only[i] = Double.isNaN(partner[i]) && (sb.isFloat || u >= b.tau);
+            nOnly += only[i] ? 1 : 0;
             double f = a.total(i);
-            sum += Math.abs(f);
-            squares += f * f;
+            nCertain += certain(a, f) ? 1 : 0;
         }
-        return new double[] {sum * db, squares / b.tau};
+        double[] dec = new double[nCertain];
+        double[] decPartner = new double[nCertain];
+        double[] query = new double[nOnly];
+        double[] weight = new double[nOnly];
+        double squares = 0.0;
+        for (int i = 0, c = 0, q = 0; i < n; i++) {
+            double f = a.total(i);
+            if (certain(a, f)) {
+                dec[c] = bound[i];
+                decPartner[c++] = partner[i];
+            }
+            if (only[i]) {
+                query[q] = bound[i];
+                weight[q++] = Math.abs(f);
+                squares += f * f;
+            }
+        }
+        double[] means = SamplePartner.means(dec, decPartner, query, db);
+        double sum = 0.0;
+        for (int q = 0; q < nOnly; q++) {
+            sum += weight[q] * means[q];
+        }
+        return new double[] {sum, squares / b.tau};
+    }
+
+    /** a keeps a key of total f whatever its u: tau_a f^2 >= 1 (a complete sample keeps every key). */
+    private static boolean certain(SampleState.Fin a, double f) {
+        return a.complete() || a.tau * f * f >= 1.0;
     }
 
     /** f(key): exact for a kept fingerprint fp(key); a dropped one 0 within +- sqrt(u(fp) / tau); both confidence 1. */
