@@ -51,7 +51,7 @@ def partner_means(c_dec: np.ndarray, partner: np.ndarray, c_query: np.ndarray, d
     hits = (kc_le - g_le)[:-1]
     prior = np.minimum(hi, d) - np.minimum(lo, d)
     if d > 0:
-        prior = prior + d * np.log(np.maximum(hi, d) / np.maximum(lo, d))
+        prior = prior + d * (np.log(np.maximum(hi, d)) - np.log(np.maximum(lo, d)))
     integral = np.concatenate([[0.0], np.cumsum((prior + hits * (hi - lo)) / (1.0 + n_le[:-1]))])
     at = np.searchsorted(pts, c_query)
     s = (np.minimum(1.0, d / c_query) + (kc_le - g_lt)[at]) / (1.0 + n_le[at])

@@ -49,7 +49,7 @@ final class SamplePartner {
             double hi = pts[i + 1];
             double prior = Math.min(hi, d) - Math.min(lo, d);
             if (d > 0) {
-                prior += d * Math.log(Math.max(hi, d) / Math.max(lo, d));
+                prior += d * (Math.log(Math.max(hi, d)) - Math.log(Math.max(lo, d)));
             }
             integral[i + 1] = integral[i] + (prior + (kcLe[i] - gLe[i]) * (hi - lo)) / (1.0 + nLe[i]);
         }
