@@ -7,7 +7,7 @@ relative error, the share of the 95 % intervals holding the exact join size (cov
 median half-width ``(high - low) / 2`` over the median error; ``entries`` is the mean number of
 entries a sample kept (the budget's capacity, unless the table has fewer keys).
 
-    python -m benchmarks.sample_coverage --seeds 100 --out benchmarks/results/sample_coverage.txt
+    python -m benchmarks.sample_coverage --seeds 200 --shifted --out benchmarks/results/sample_coverage.txt
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ def sample_of(keys, freq, nbytes: int, seed: int) -> ss.JoinSample:
     return ss.JoinSample.for_bytes(nbytes, seed=seed).update(keys[nz], weights=freq[nz])
 
 
-def run(n, seeds, sizes, patterns, out):
-    pairs = sw.selected(n, patterns)
+def run(n, seeds, sizes, patterns, out, shifted=False):
+    pairs = sw.selected(n, patterns, shifted=shifted)
     lines = [f"{'workload':26s} {'bytes':>6s} {'ARE':>9s} {'median':>9s} {'cover':>6s} {'hw/err':>7s} {'blob':>6s} {'entries':>8s}"]
     print(lines[0], flush=True)
     for w in pairs:
@@ -48,12 +48,13 @@ def run(n, seeds, sizes, patterns, out):
             hw = f"{np.median(half) / med:7.2f}" if med > 1e-12 else f"{'exact':>7s}"
             lines.append(f"{w.name:26s} {nb:6d} {np.mean(err):9.5f} {med:9.5f} {np.mean(cover):6.3f} {hw} {blob:6d} {np.mean(kept):8.0f}")
             print(lines[-1], flush=True)
-    sw.write_results(out, f"python -m benchmarks.sample_coverage --n {n} --seeds {seeds}", lines)
+    flag = " --shifted" if shifted else ""
+    sw.write_results(out, f"python -m benchmarks.sample_coverage --n {n} --seeds {seeds}{flag}", lines)
 
 
 def main(argv=None):
     a = sw.options(__doc__).parse_args(argv)
-    run(a.n, a.seeds, a.sizes, a.workloads, a.out)
+    run(a.n, a.seeds, a.sizes, a.workloads, a.out, a.shifted)
 
 
 if __name__ == "__main__":

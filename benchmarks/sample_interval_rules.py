@@ -9,8 +9,11 @@ seeds, the coverage of 95 % intervals and the median half-width over the median 
   over the same keys (their variance bound);
 * ``add0``     -- ``min`` plus the keys neither side kept (``M0``, ``r0`` at the dropped means): the
   allowance ``A = min(min(M, z r) + min(M0, z r0), min(M + M0, z sqrt(r^2 + r0^2)))``;
-* ``lib``      -- the library's rule (``skimsketch/sample_estimate.py``): ``add0`` with the upper end
+* ``prev``     -- the previous library rule: ``add0`` with the upper end
   ``J + min(z s + A, z sqrt(s^2 + r^2 + r0^2))`` (many missed keys: variances add);
+* ``lib``      -- the library's rule (``skimsketch/sample_estimate.py``): ``prev`` with each one-side key's
+  partner at its estimate from the certain keys (``skimsketch/sample_partner.py``) instead of the
+  dropped mean;
 * ``quad``     -- ``[J - z s, J + sqrt((z s)^2 + min(M, z r)^2)]`` (narrower: under-covers);
 * ``rho``      -- ``mass`` with ``M`` scaled by an estimated overlap rate (the share of the kept keys whose
   membership in the other table is decided, ``u(k) < tau_other``, that are in it);
@@ -23,7 +26,7 @@ The samples here are a fast model of the library's (``argpartition``, ties unord
 about 1.6-1.9x, ``docs/sample.md``); the library's own rule is measured by
 ``benchmarks/sample_coverage.py``.
 
-    PYTHONPATH=$PWD python -m benchmarks.sample_interval_rules --seeds 400 --scale 1.7 --out benchmarks/results/sample_interval_rules_compact.txt
+    PYTHONPATH=$PWD python -m benchmarks.sample_interval_rules --seeds 200 --scale 1.7 --shifted --out benchmarks/results/sample_interval_rules_compact.txt
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from benchmarks import sample_workloads as sw  # noqa: E402
 from benchmarks.sample_design import canonical, priority  # noqa: E402
 from skimsketch.sample_estimate import inclusion  # noqa: E402
+from skimsketch.sample_partner import partner_means  # noqa: E402
 from skimsketch.sample_rank import unit_hashes  # noqa: E402
 
 Z = 1.959963984540054
@@ -51,16 +55,19 @@ def _dropped_mean(x, kept, tau) -> float:
     return float(np.abs(x[rest]).sum()) / max(1, int(rest.sum()))
 
 
-def _missing(u, x, kx, ky, tau_y, y_mean, y):
-    """(missing mass of the keys x kept and y did not, their variance bound, the estimated share of
-    x's keys in y)."""
+def _missing(u, x, kx, ky, tau_x, tau_y, y_mean, y):
+    """(missing mass of the keys x kept and y did not, the same with each partner at its estimate from the
+    certain keys, their variance bound, the estimated share of x's keys in y)."""
     if math.isinf(tau_y):
-        return 0.0, 0.0, 1.0
+        return 0.0, 0.0, 0.0, 1.0
     only = kx & ~ky & (u >= tau_y)
     decided = kx & (u < tau_y)
     rho = float((y[decided] != 0).mean()) if decided.any() else 1.0
     xo = x[only].astype(float)
-    return float(np.abs(xo).sum()) * y_mean, float(np.dot(xo, xo)) / tau_y, rho
+    certain = kx & ((x.astype(float) ** 2 * tau_x >= 1.0) if not math.isinf(tau_x) else True)
+    partner = np.where(ky[certain], np.abs(y[certain]).astype(float), np.nan)
+    means = partner_means(np.sqrt(u[certain] / tau_y), partner, np.sqrt(u[only] / tau_y), y_mean)
+    return float(np.abs(xo).sum()) * y_mean, float(np.dot(np.abs(xo), means)), float(np.dot(xo, xo)) / tau_y, rho
 
 
 def estimate(u, f, g, m):
@@ -74,17 +81,23 @@ def estimate(u, f, g, m):
     rnd = p < 1
     v0 = float(var[rnd].max()) if rnd.any() else 0.0
     dma, dmb = _dropped_mean(f, ka, ta), _dropped_mean(g, kb, tb)
-    ma, va, ra = _missing(u, f, ka, kb, tb, dmb, g)
-    mb, vb, rb = _missing(u, g, kb, ka, ta, dma, f)
+    ma, pa, va, ra = _missing(u, f, ka, kb, ta, tb, dmb, g)
+    mb, pb, vb, rb = _missing(u, g, kb, ka, tb, ta, dma, f)
     m0 = r0 = 0.0
     if not (math.isinf(ta) or math.isinf(tb)):  # the keys neither kept
         n0 = min(int(((f != 0) & ~ka).sum()), int(((g != 0) & ~kb).sum()))
         m0, r0 = n0 * dma * dmb, n0 * max(dmb * dmb / ta, dma * dma / tb)
-    return float(t.sum()), float(var.sum()), v0, ma + mb, va + vb, ma * ra + mb * rb, m0, r0
+    return float(t.sum()), float(var.sum()), v0, ma + mb, va + vb, ma * ra + mb * rb, m0, r0, pa + pb
 
 
-def run(n, seeds, sizes, out, scale=1.0):
-    pairs = sw.selected(n, real_names=lambda name: name in REAL)
+def _add0(M, R2, M0, R0):
+    """The allowance ``A = min(min(M, z r) + min(M0, z r0), min(M + M0, z sqrt(r^2 + r0^2)))``."""
+    return np.minimum(np.minimum(M, Z * np.sqrt(R2)) + np.minimum(M0, Z * np.sqrt(R0)),
+                      np.minimum(M + M0, Z * np.sqrt(R2 + R0)))
+
+
+def run(n, seeds, sizes, out, scale=1.0, shifted=False):
+    pairs = sw.selected(n, real_names=lambda name: name in REAL, shifted=shifted)
     lines = []
     for w in pairs:
         keys = canonical(w.keys)
@@ -92,7 +105,7 @@ def run(n, seeds, sizes, out, scale=1.0):
         us = [unit_hashes(keys, s) for s in range(seeds)]
         for nb in sizes:
             m = int(scale * ((nb - 100) // 12))
-            e, v, v0, M, R2, Mr, M0, R0 = np.array([estimate(u, w.f, w.g, m) for u in us]).T
+            e, v, v0, M, R2, Mr, M0, R0, P = np.array([estimate(u, w.f, w.g, m) for u in us]).T
             err = np.abs(e - J) / J
             med = float(np.median(err))
             if med < 1e-12:
@@ -101,10 +114,12 @@ def run(n, seeds, sizes, out, scale=1.0):
                 continue
             s = np.sqrt(v + v0) * Z
             allow = np.minimum(M, Z * np.sqrt(R2))
-            add0 = np.minimum(allow + np.minimum(M0, Z * np.sqrt(R0)), np.minimum(M + M0, Z * np.sqrt(R2 + R0)))
-            lib = np.minimum(s + add0, Z * np.sqrt(v + v0 + R2 + R0))
+            add0 = _add0(M, R2, M0, R0)
+            prev = np.minimum(s + add0, Z * np.sqrt(v + v0 + R2 + R0))
+            lib = np.minimum(s + _add0(P, R2, M0, R0), Z * np.sqrt(v + v0 + R2 + R0))
             res = []
-            for name, lo, hi in (("mass", s, s + M), ("min", s, s + allow), ("add0", s, s + add0), ("lib", s, lib),
+            for name, lo, hi in (("mass", s, s + M), ("min", s, s + allow), ("add0", s, s + add0), ("prev", s, prev),
+                                 ("lib", s, lib),
                                  ("quad", s, np.sqrt(s * s + allow * allow)),
                                  ("rho", s, s + Mr)):
                 cover = np.mean((e - lo <= J * (1 + 1e-12)) & (J * (1 - 1e-12) <= e + hi))
@@ -112,7 +127,8 @@ def run(n, seeds, sizes, out, scale=1.0):
             lines.append(f"{w.name:22s} {nb:6d} m {m:6d} err {err.mean():.5f} q95/med {np.quantile(err, 0.95) / med:5.2f} | "
                          + " | ".join(res))
             print(lines[-1], flush=True)
-    sw.write_results(out, f"python -m benchmarks.sample_interval_rules --n {n} --seeds {seeds} --scale {scale} "
+    flag = " --shifted" if shifted else ""
+    sw.write_results(out, f"python -m benchmarks.sample_interval_rules --n {n} --seeds {seeds} --scale {scale}{flag} "
                      "(coverage/hw-over-err)", lines)
 
 
@@ -120,7 +136,7 @@ def main(argv=None):
     ap = sw.options(__doc__, seeds=60, workloads=False)
     ap.add_argument("--scale", type=float, default=1.0, help="entries per layout-1 entry (module docstring)")
     a = ap.parse_args(argv)
-    run(a.n, a.seeds, a.sizes, a.out, a.scale)
+    run(a.n, a.seeds, a.sizes, a.out, a.scale, a.shifted)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 
 Every workload is a :class:`benchmarks.real_keys.Pair` (keys and both sides' frequencies), fixed by its seed:
 
-* ``zipf{z}_s{s}`` -- the paper's shifted Zipf pairs (2**18 values, ``n`` elements per stream);
+* ``zipf{z}_s{s}`` -- the paper's shifted Zipf pairs (2**18 values, ``n`` elements per stream); with
+  ``--shifted`` also ``SHIFTED``, pairs shifted past the sample (Zipf 0.8, 1.0 and 1.5, shifts 1000,
+  4000 and 9000: one side's heavy keys sit at or below the other sample's threshold);
 * ``flat_corr_lognormal1.0`` -- a few thousand spread ids with lognormal rates shared by both sides
   (``benchmarks.accuracy_per_byte``; where the linear default wins at 4 KB);
 * ``lake_overlap1pct`` -- two unrelated columns of 100,000 distinct keys each, Zipf(1.0) frequencies,
@@ -24,11 +26,12 @@ from benchmarks import real_keys
 from benchmarks.real_keys import Pair
 from data.zipf import shifted_pair_frequencies, zipf_frequencies
 
-__all__ = ["LAKE", "PAPER3", "SIZES", "join_size", "lake", "options", "paper", "real", "selected", "write_results"]
+__all__ = ["LAKE", "PAPER3", "SHIFTED", "SIZES", "join_size", "lake", "options", "paper", "real", "selected", "write_results"]
 
 SIZES = (4096, 16384, 65536)
 
 PAPER3 = [(1.0, 100), (1.0, 300), (1.5, 50)]
+SHIFTED = [(z, s) for z in (0.8, 1.0, 1.5) for s in (1000, 4000, 9000)]
 LAKE = ("lake_overlap1pct", "lake_indep_heavy", "lake_fk_dim")
 _M = 1 << 18
 
@@ -71,11 +74,13 @@ def real() -> list[Pair]:
     return real_keys.load_pairs(folder) if folder is not None else []
 
 
-def selected(n: int, patterns=None, real_names=lambda name: True, overflow: str = "wrap") -> list[Pair]:
-    """The paper's pairs (``overflow`` as :func:`paper`), the lake joins and the real pairs whose name
-    ``real_names`` accepts, all at data seed 0; only those whose name holds one of ``patterns`` when
-    it is given."""
-    pairs = paper(n, 0, overflow=overflow) + lake(n, 0) + [p for p in real() if real_names(p.name)]
+def selected(n: int, patterns=None, real_names=lambda name: True, overflow: str = "wrap",
+             shifted: bool = False) -> list[Pair]:
+    """The paper's pairs (``overflow`` as :func:`paper`; ``SHIFTED`` too when ``shifted``), the lake joins and
+    the real pairs whose name ``real_names`` accepts, all at data seed 0; only those whose name holds one of
+    ``patterns`` when it is given."""
+    cells = PAPER3 + SHIFTED if shifted else PAPER3
+    pairs = paper(n, 0, cells, overflow=overflow) + lake(n, 0) + [p for p in real() if real_names(p.name)]
     return [p for p in pairs if any(pat in p.name for pat in patterns)] if patterns else pairs
 
 
@@ -93,6 +98,7 @@ def options(doc: str, seeds: int = 100, workloads: bool = True) -> argparse.Argu
     ap.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     if workloads:
         ap.add_argument("--workloads", nargs="*", default=None)
+    ap.add_argument("--shifted", action="store_true", help="also the Zipf pairs shifted past the sample (SHIFTED)")
     ap.add_argument("--out", default=None)
     return ap
 

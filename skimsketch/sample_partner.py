@@ -21,8 +21,9 @@ deciders speak, at small ``v``), and::
     E(k) = min(c(k), max(d, (integral of S over [0, c(k)] - c(k) S(c(k))) / (1 - S(c(k)))))
 
 the mean of ``|g|`` below ``c(k)`` under ``S``, at least the dropped mean and at most the bound.
-Measured on 60 Zipf pairs, lake and real joins (``docs/sample.md``): the intervals cover at least
-0.95 where the dropped mean alone reached 0.46.
+Measured with the library (``docs/sample.md``, 200 draws): on 27 cells of Zipf pairs shifted past the
+sample, coverage 0.92-1.00 where the dropped mean alone gave 0.41-1.00; the real joins' intervals are
+unchanged, the paper's Zipf cells 1.1-2.9x wider.
 """
 
 from __future__ import annotations
