@@ -6,7 +6,7 @@ least ``tau_b``, so ``|g(k)| <= c(k) = sqrt(u(k) / tau_b)``. The interval charge
 
 The other side's dropped mean ``d`` (the previous rule) is right when the partners are unrelated to
 the ranks, and far too small when ``b``'s heavy keys sit just below ``a``'s threshold (Zipf pairs
-shifted by about the sample size: coverage 0.59-0.81, ``docs/sample.md``). The samples can see that
+shifted past the sample: coverage down to 0.41, ``docs/sample.md``). The samples can see that
 coupling. The *deciders* are ``a``'s certain keys (``tau_a f^2 >= 1``: kept whatever their ``u``, so
 their ``u`` is uniform and independent of ``g``). Decider ``j`` shows, at every level
 ``v >= c_j``, whether ``|g_j| >= v``: ``b`` kept it exactly when ``|g_j| > c_j``, and then its total

@@ -10,11 +10,10 @@ import java.util.Map;
  * fingerprints both samples kept and
  * p = min(1, tau_f f^2, tau_g g^2), J^ = sum f g / p is unbiased; the interval is
  * [J^ - z s, J^ + min(z s + A, z sqrt(s^2 + r^2 + r0^2))] with s^2 the Horvitz-Thompson variance plus
- * its largest term and A the
- * smaller of min(M^, z r) + min(M0, z r0) and min(M^ + M0, z sqrt(r^2 + r0^2)): M^ the missing mass
- * of keys only one side kept (each at its partner estimate, SamplePartner), r^2 their variance bound sum f^2 / tau_g, M0 and r0^2 the mass and
- * variance of keys neither kept at the dropped means (skimsketch/sample_estimate.py). Both samples
- * complete: exact.
+ * its largest term and A the smaller of min(M^, z r) + min(M0, z r0) and min(M^ + M0, z sqrt(r^2 + r0^2)):
+ * M^ the missing mass of keys only one side kept (each at its partner estimate, SamplePartner), r^2
+ * their variance bound sum f^2 / tau_g, M0 and r0^2 the mass and variance of keys neither kept at the
+ * dropped means (skimsketch/sample_estimate.py). Both samples complete: exact.
  */
 final class SampleEstimator {
     static final String METHOD = "sample";
@@ -161,46 +160,34 @@ final class SampleEstimator {
             return new double[] {0.0, 0.0};
         }
         int n = a.fps.length;
-        double[] bound = new double[n];
-        boolean[] only = new boolean[n];
+        double[] dec = new double[n];
+        double[] decPartner = new double[n];
+        double[] query = new double[n];
+        double[] weight = new double[n];
+        int nDec = 0;
         int nOnly = 0;
-        int nCertain = 0;
+        double squares = 0.0;
         for (int i = 0; i < n; i++) {
             double u = SampleRank.unit(a.fps[i]);
-            bound[i] = Math.sqrt(u / b.tau);
-            only[i] = Double.isNaN(partner[i]) && (sb.isFloat || u >= b.tau);
-            nOnly += only[i] ? 1 : 0;
+            double bound = Math.sqrt(u / b.tau);
             double f = a.total(i);
-            nCertain += certain(a, f) ? 1 : 0;
-        }
-        double[] dec = new double[nCertain];
-        double[] decPartner = new double[nCertain];
-        double[] query = new double[nOnly];
-        double[] weight = new double[nOnly];
-        double squares = 0.0;
-        for (int i = 0, c = 0, q = 0; i < n; i++) {
-            double f = a.total(i);
-            if (certain(a, f)) {
-                dec[c] = bound[i];
-                decPartner[c++] = partner[i];
+            if (a.complete() || a.tau * f * f >= 1.0) {  // a keeps it whatever its u: a decider
+                dec[nDec] = bound;
+                decPartner[nDec++] = partner[i];
             }
-            if (only[i]) {
-                query[q] = bound[i];
-                weight[q++] = Math.abs(f);
+            if (Double.isNaN(partner[i]) && (sb.isFloat || u >= b.tau)) {  // integer g with u < tau_b: g = 0
+                query[nOnly] = bound;
+                weight[nOnly++] = Math.abs(f);
                 squares += f * f;
             }
         }
-        double[] means = SamplePartner.means(dec, decPartner, query, db);
+        double[] means = SamplePartner.means(Arrays.copyOf(dec, nDec), Arrays.copyOf(decPartner, nDec),
+                Arrays.copyOf(query, nOnly), db);
         double sum = 0.0;
         for (int q = 0; q < nOnly; q++) {
             sum += weight[q] * means[q];
         }
         return new double[] {sum, squares / b.tau};
-    }
-
-    /** a keeps a key of total f whatever its u: tau_a f^2 >= 1 (a complete sample keeps every key). */
-    private static boolean certain(SampleState.Fin a, double f) {
-        return a.complete() || a.tau * f * f >= 1.0;
     }
 
     /** f(key): exact for a kept fingerprint fp(key); a dropped one 0 within +- sqrt(u(fp) / tau); both confidence 1. */
