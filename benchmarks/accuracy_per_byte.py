@@ -66,7 +66,7 @@ from benchmarks import real_keys  # noqa: E402
 from benchmarks.real_keys import Pair, scaled, scaled_name  # noqa: E402
 from benchmarks import sample_workloads  # noqa: E402
 from data.zipf import shifted_pair_frequencies, zipf_frequencies  # noqa: E402
-from skimsketch.sample_rank import unit_hashes  # noqa: E402
+from skimsketch.sample.rank import unit_hashes  # noqa: E402
 
 PAPER = [(1.0, 100), (1.0, 200), (1.0, 300), (1.5, 30), (1.5, 50)]
 SIZES = (4096, 16384, 65536)

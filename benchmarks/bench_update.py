@@ -42,7 +42,8 @@ import time
 import numpy as np
 
 import skimsketch as ss
-from skimsketch.virtual import virtual_salt
+from skimsketch.sketch.skim.virtual import virtual_salt
+from skimsketch.keys.hashing import family
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the checkout
 from benchmarks.workloads import best_time, zipf_draws  # noqa: E402
@@ -75,7 +76,7 @@ def ptr(a: np.ndarray):
 
 def ref_family(seed: int, width: int, depth: int, virtual_lg: int | None = None):
     """The C reference's view of a sketch's hash family (and virtual map, for search='virtual')."""
-    fam = ss.hashing.family(seed)
+    fam = family(seed)
     nw = (depth + 1) // 2
     tables = fam.tables(nw)
     a, b = fam.fold_constants

@@ -1,7 +1,7 @@
 /* The C reference of benchmarks/bench_update.py: the work of a sketch update as plain C loops.
  *
- * Written apart from skimsketch/_ckernels.c, straight from the definitions (the hash family in
- * skimsketch/hashing.py's docstring, MurmurHash3 x64-128 as published): per key one hash,
+ * Written apart from skimsketch/kernels/_ckernels.c, straight from the definitions (the hash family in
+ * skimsketch/keys/hashing.py's docstring, MurmurHash3 x64-128 as published): per key one hash,
  * then one signed scatter-add per table into a (depth, width) int64 array. No Python, no
  * canonicalisation, no checks: the speed a hand-written loop reaches on this machine. The
  * benchmark compiles it with gcc (-O3, the extension's flags), loads it with ctypes and checks
@@ -15,7 +15,7 @@ typedef struct {
     int64_t n_words;
     uint64_t a, b;
     int64_t width, depth;
-    uint64_t salt; /* lg > 0: the virtual layout (skimsketch/virtual.py): each key is first mapped to */
+    uint64_t salt; /* lg > 0: the virtual layout (skimsketch/sketch/skim/virtual.py): each key is first mapped to */
     int64_t lg;    /* y = mix(key ^ salt), hashed as the id y >> (64 - lg) with weight -w when y is odd */
 } ref_family;
 

@@ -46,7 +46,7 @@ from .real_keys import data_dir, load_pairs
 
 __all__ = ["PATHS", "main", "ratio_se"]
 
-COUNTER = 4  # bytes per integer counter (skimsketch.sizing.COUNTER_BYTES)
+COUNTER = 4  # bytes per integer counter (skimsketch.sketch.sizing.COUNTER_BYTES)
 M = 1 << 18
 
 

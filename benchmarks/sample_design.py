@@ -2,7 +2,7 @@
 
 Fixed data (each workload of :mod:`benchmarks.sample_workloads` at data seed 0), ``--seeds``
 hash seeds. For each budget (4, 16, 64 KB) the variants, all with the library's rank
-hash (:func:`skimsketch.sample_rank.unit_hashes`) of the canonical keys:
+hash (:func:`skimsketch.sample.rank.unit_hashes`) of the canonical keys:
 
 * ``compact`` -- the library itself (``JoinSample.for_bytes(B, seed)``, layout 2: Rice-coded 52-bit
   fingerprints and varint totals, as many entries as fit B; ``m_c`` is their mean number), on the
@@ -17,7 +17,7 @@ hash (:func:`skimsketch.sample_rank.unit_hashes`) of the canonical keys:
 Reported: mean relative error; for ``prio12`` also the coverage of the 95 % intervals of three
 symmetric rules (``naive``: z sqrt(V_HT); ``v0``: z sqrt(V_HT + V0), the library's spread without its
 missing-mass term; ``cheb``: Chebyshev's 4.47 sqrt(V_HT + V0)) and the median half-width of ``v0`` over the
-median error. The library's interval (``skimsketch/sample_estimate.py``) is measured by
+median error. The library's interval (``skimsketch/sample/estimator.py``) is measured by
 ``benchmarks/sample_coverage.py``.
 
     python -m benchmarks.sample_design --seeds 200 --out benchmarks/results/sample_design.txt
@@ -34,8 +34,8 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import skimsketch as ss  # noqa: E402
 from benchmarks import sample_workloads as sw  # noqa: E402
-from skimsketch.sample_estimate import inclusion  # noqa: E402
-from skimsketch.sample_rank import unit_hashes  # noqa: E402
+from skimsketch.sample.estimator import inclusion  # noqa: E402
+from skimsketch.sample.rank import unit_hashes  # noqa: E402
 
 Z = 1.959963984540054
 

@@ -11,8 +11,8 @@ seeds, the coverage of 95 % intervals and the median half-width over the median 
   allowance ``A = min(min(M, z r) + min(M0, z r0), min(M + M0, z sqrt(r^2 + r0^2)))``;
 * ``prev``     -- the previous library rule: ``add0`` with the upper end
   ``J + min(z s + A, z sqrt(s^2 + r^2 + r0^2))`` (many missed keys: variances add);
-* ``lib``      -- the library's rule (``skimsketch/sample_estimate.py``): ``prev`` with each one-side key's
-  partner at its estimate from the certain keys (``skimsketch/sample_partner.py``) instead of the
+* ``lib``      -- the library's rule (``skimsketch/sample/estimator.py``): ``prev`` with each one-side key's
+  partner at its estimate from the certain keys (``skimsketch/sample/partner.py``) instead of the
   dropped mean;
 * ``quad``     -- ``[J - z s, J + sqrt((z s)^2 + min(M, z r)^2)]`` (narrower: under-covers);
 * ``rho``      -- ``mass`` with ``M`` scaled by an estimated overlap rate (the share of the kept keys whose
@@ -40,9 +40,9 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from benchmarks import sample_workloads as sw  # noqa: E402
 from benchmarks.sample_design import canonical, priority  # noqa: E402
-from skimsketch.sample_estimate import inclusion  # noqa: E402
-from skimsketch.sample_partner import partner_means  # noqa: E402
-from skimsketch.sample_rank import unit_hashes  # noqa: E402
+from skimsketch.sample.estimator import inclusion  # noqa: E402
+from skimsketch.sample.partner import partner_means  # noqa: E402
+from skimsketch.sample.rank import unit_hashes  # noqa: E402
 
 Z = 1.959963984540054
 REAL = ("nyc_tailnum_h1xh2", "nyc_tailnum_x_planes", "nyc_carrflight_h1xh2", "nyc_dest_x_airports", "nyc_flight_h1xh2")

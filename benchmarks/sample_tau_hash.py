@@ -21,9 +21,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from data.zipf import shifted_pair_frequencies  # noqa: E402
-from skimsketch.hashing import mix  # noqa: E402
-from skimsketch.sample_estimate import inclusion  # noqa: E402
-from skimsketch.sample_rank import unit_hashes  # noqa: E402
+from skimsketch.keys.hashing import mix  # noqa: E402
+from skimsketch.sample.estimator import inclusion  # noqa: E402
+from skimsketch.sample.rank import unit_hashes  # noqa: E402
 
 M = 333
 

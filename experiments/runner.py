@@ -10,7 +10,7 @@ How each method is built, per repetition (sketch seed ``SKETCH_SEED + rep``):
 * ``agms`` — one :class:`skimsketch.AGMSSketch` per stream at the largest shape
   of the grid; every smaller ``(s1, s2)`` is its sub-grid ``[:s2, :s1]``, which
   equals the sketch built at that shape with the same seed (documented in
-  ``skimsketch.agms``; checked in the tests). The AGMS update costs
+  ``skimsketch.sketch.agms``; checked in the tests). The AGMS update costs
   ``s1 * s2`` per distinct key, so this saves a factor of ~9 on the full grid.
 * ``hash`` / ``skimmed`` — a :class:`~skimsketch.HashSketch` /
   :class:`~skimsketch.SkimmedSketch` (``domain=m``) per shape ``(width=s1,
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import skimsketch as ss
-from skimsketch.sizing import COUNTER_BYTES, DEFAULT_DEPTH
+from skimsketch.sketch.sizing import COUNTER_BYTES, DEFAULT_DEPTH
 
 from . import countmin
 from .metrics import memory_levels, paper_error
@@ -71,7 +71,7 @@ class Task:
 def agms_subsketch(big, width: int, depth: int):
     """The AGMS sketch of shape ``(width, depth)`` with ``big``'s seed and stream.
 
-    AGMS counters do not depend on the shape (see ``skimsketch.agms``), so this is
+    AGMS counters do not depend on the shape (see ``skimsketch.sketch.agms``), so this is
     the sub-grid ``[:depth, :width]`` of ``big``'s counters.
     """
     if width > big.width or depth > big.depth:

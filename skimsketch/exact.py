@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .keys import canonicalize
+from .keys.canonical import canonicalize
 
 __all__ = ["exact_frequencies", "exact_join_size", "exact_self_join_size"]
 

@@ -7,7 +7,7 @@ import math
 import time
 
 import skimsketch as ss
-from skimsketch.sizing import check_nbytes
+from skimsketch.sketch.sizing import check_nbytes
 
 from . import native_build, sample_build
 from ._common import check_columns, check_weight_field

@@ -14,7 +14,7 @@ from decimal import Decimal
 
 import numpy as np
 
-from skimsketch.keys import float_key_limit
+from skimsketch.keys.canonical import float_key_limit
 
 from ._common import check_key_field, check_weight_field, keys_join, worker_errors
 
@@ -90,7 +90,7 @@ def _weight_value(df, weight: str):
 def _float_key(key, column: str, float32: bool):
     """A FLOAT/DOUBLE key column as BIGINT under the core's rule (docs/inputs.md): NaN is NULL,
     integral values below the type's exact integers in magnitude (2**24 for FLOAT, 2**53 for DOUBLE:
-    ``skimsketch.keys.float_key_limit``) are those integers, any other value raises."""
+    ``skimsketch.keys.canonical.float_key_limit``) are those integers, any other value raises."""
     from pyspark.sql import functions as F
 
     e = float_key_limit(np.float32 if float32 else np.float64)

@@ -29,7 +29,7 @@ import tempfile
 import time
 
 import skimsketch as ss
-from skimsketch.sizing import check_nbytes
+from skimsketch.sketch.sizing import check_nbytes
 
 from . import native
 from .cluster import python_usable, python_workers

@@ -22,6 +22,7 @@ decides integer or float totals, as in the core (float weights need ``dtype="flo
 from __future__ import annotations
 
 import skimsketch as ss
+from skimsketch.sample.rank import MAX_PARTITIONS
 
 from . import native, native_build
 from ._common import check_columns, field_of, worker_errors
@@ -98,7 +99,7 @@ def _use_native(df, column, sample, weight, path) -> bool:
 
 def _parts(df) -> int:
     n = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions", "8"))
-    return max(2, min(ss.sample_rank.MAX_PARTITIONS, n))
+    return max(2, min(MAX_PARTITIONS, n))
 
 
 def _python(df, column: str, sample, weight: str | None):

@@ -12,7 +12,7 @@ takes the one reading that gives a valid call, and refuses the call, naming
 from __future__ import annotations
 
 import skimsketch as ss
-from skimsketch.sizing import MIN_NBYTES, MIN_WIDTH, check_nbytes, check_width
+from skimsketch.sketch.sizing import MIN_NBYTES, MIN_WIDTH, check_nbytes, check_width
 
 __all__ = ["DEFAULT_NBYTES", "KEY_TYPES", "MIN_NBYTES", "MIN_WIDTH", "WEIGHT_TYPES", "NotConstant", "check_key_array",
            "confidence_arg", "constant", "named_args", "require_binary", "sketch_agg_spec", "sketch_args", "sql_type",

@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 import skimsketch as ss
-from skimsketch.sizing import check_nbytes, check_width
+from skimsketch.sketch.sizing import check_nbytes, check_width
 from skimsketch.stream import ExactWindowedJoin, WindowedJoin
 from tests.test_hostile_inputs import _agree, _cli, _outcome
 

@@ -42,9 +42,9 @@ import struct
 import tempfile
 from typing import NamedTuple
 
-from ..base import Sketch
+from ..sketch.base import Sketch
 from ..errors import CorruptSketchError, SketchError
-from ..framing import Reader, frame, length_prefixed, unframe
+from ..format.framing import Reader, frame, length_prefixed, unframe
 from .windows import WindowedSketch
 
 try:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base import Sketch
+from ..sketch.base import Sketch
 from ..errors import CorruptSketchError
-from ..framing import Reader, frame, unframe
+from ..format.framing import Reader, frame, unframe
 from .panes import EventClock
 from .windows import WindowedSketch
 
@@ -22,7 +22,7 @@ __all__ = ["WindowedJoin"]
 def table_scale(template) -> np.ndarray:
     """Per-table factor ``c`` of the sketch's linear join estimator ``c * <X_f[p], X_g[p]>``.
 
-    Every sketch inherits from :class:`~skimsketch.base.Sketch` a
+    Every sketch inherits from :class:`~skimsketch.sketch.base.Sketch` a
     median-of-tables join estimator whose table ``p`` is a bilinear form of
     the two sketches' counter rows (a hash sketch's inner product; an AGMS
     sketch's row mean, i.e. the inner product over ``width``). The factor is
@@ -145,7 +145,7 @@ class WindowedJoin:
     VERSION = 2  # version 1: the same payload before the common framing (still read)
 
     def to_bytes(self) -> bytes:
-        """Serialise: a :mod:`skimsketch.framing` frame (``b"SKWJ"``, version 2) holding the
+        """Serialise: a :mod:`skimsketch.format.framing` frame (``b"SKWJ"``, version 2) holding the
         two sides' states and the per-table result sums (``docs/streaming.md``)."""
         a, b = self.a.to_bytes(), self.b.to_bytes()
         rows = self._results_rows.astype("<f8").tobytes()

@@ -16,7 +16,7 @@ import numbers
 import numpy as np
 
 from ..errors import SketchError
-from ..keys import canonicalize, drop_null_weights, numeric_vector, select_rows
+from ..keys.canonical import canonicalize, drop_null_weights, numeric_vector, select_rows
 
 __all__ = [
     "Batch",

@@ -23,7 +23,7 @@ estimate's guarantee is that of the underlying sketch.
 from __future__ import annotations
 
 from ..errors import IncompatibleSketchError
-from ..keys import drop_null_weights, numeric_vector
+from ..keys.canonical import drop_null_weights, numeric_vector
 from .checkpoint import ExactlyOnce, load_state, sketch_digest
 from .panes import as_sequence
 from .windows import WindowedSketch

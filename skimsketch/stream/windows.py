@@ -49,10 +49,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..base import Sketch
-from ..keys import CanonicalBatch
+from ..sketch.base import Sketch
+from ..keys.canonical import CanonicalBatch
 from ..errors import CorruptSketchError
-from ..framing import Reader, frame, length_prefixed, unframe
+from ..format.framing import Reader, frame, length_prefixed, unframe
 from .panes import (
     Batch,
     EventClock,
@@ -468,7 +468,7 @@ class WindowedSketch:
     def to_bytes(self) -> bytes:
         """Serialise the whole window state (parameters, clock, counters, panes).
 
-        A :mod:`skimsketch.framing` frame (magic ``b"SKWN"``, version 2) whose
+        A :mod:`skimsketch.format.framing` frame (magic ``b"SKWN"``, version 2) whose
         payload is a JSON header and the sketches (template, running total,
         each stored pane in header order), laid out in ``docs/streaming.md``.
         """

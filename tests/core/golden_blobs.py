@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 import skimsketch as ss
-from skimsketch.format import READ_VERSIONS, SIGN_VERSION, VERSION, VIRTUAL_VERSION
+from skimsketch.format.header import READ_VERSIONS, SIGN_VERSION, VERSION, VIRTUAL_VERSION
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 

@@ -9,7 +9,7 @@ Two sets, both in ``golden_sample/``:
   bytes (every blob reads and writes back byte for byte) and the answers.
 * **layout 1** (read compatibility, frozen): ``v4_<name>.bin`` and ``estimates.tsv``, written by
   the previous release (12-byte entries, keys). They are never rewritten: every blob but the
-  partial ``piece`` reads (converted to fingerprints, :mod:`skimsketch.sample`), and every
+  partial ``piece`` reads (converted to fingerprints, :mod:`skimsketch.sample.join_sample`), and every
   ``join``/``self``/``freq`` answer of ``estimates.tsv`` is still the core's answer; ``info``
   answers name the converted sample's budget ``100 + 12 m`` and its layout-2 size now, and the
   partial piece is refused (``test_sample.py`` checks all of it).

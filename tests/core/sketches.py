@@ -20,14 +20,14 @@ FACTORIES = {
     "agms": lambda width=16, depth=3, seed=5, **kw: ss.AGMSSketch(width, depth, seed, **kw),
     "hash": lambda width=64, depth=5, seed=5, **kw: ss.HashSketch(width, depth, seed, **kw),
     "skimmed": lambda width=64, depth=5, seed=5, **kw: ss.SkimmedSketch(width, depth, seed, domain=DOMAIN, **kw),
-    # unbounded keys: main counters plus the prefix hierarchy (skimsketch.hierarchy)
+    # unbounded keys: main counters plus the prefix hierarchy (skimsketch.sketch.skim.hierarchy)
     "skimmed_unbounded": lambda width=64, depth=5, seed=5, **kw: ss.SkimmedSketch(width, depth, seed, **kw),
     # unbounded keys found by a scan of the inserted integer key range (format version 2's for_bytes default)
     "skimmed_range": lambda width=64, depth=5, seed=5, **kw: ss.SkimmedSketch(width, depth, seed, search="range", **kw),
     # every key type as a signed id in a virtual domain (the for_bytes default; 2**12 ids keep queries quick)
     "skimmed_virtual": lambda width=64, depth=5, seed=5, **kw: ss.SkimmedSketch(width, depth, seed, search="virtual",
                                                                               virtual_lg=kw.pop("virtual_lg", 12), **kw),
-    # exact mode (skimsketch.exact_mode): exact frequencies until the distinct keys outgrow the capacity
+    # exact mode (skimsketch.stats.exact_store): exact frequencies until the distinct keys outgrow the capacity
     # (width 512 x depth 5: 639 keys, 1023 with the unbounded sketch's hierarchy; AGMS 64 x 3: 47)
     "agms_exact": lambda width=64, depth=3, seed=5, **kw: ss.AGMSSketch(width, depth, seed, exact=True, **kw),
     "hash_exact": lambda width=512, depth=5, seed=5, **kw: ss.HashSketch(width, depth, seed, exact=True, **kw),
@@ -39,7 +39,7 @@ FACTORIES = {
                                                                                     exact=True, **kw),
     "skimmed_virtual_exact": lambda width=512, depth=5, seed=5, **kw: ss.SkimmedSketch(
         width, depth, seed, search="virtual", virtual_lg=kw.pop("virtual_lg", 12), exact=True, **kw),
-    # two key columns: a chain join's middle relation S(a, b) (skimsketch.multiway)
+    # two key columns: a chain join's middle relation S(a, b) (skimsketch.sketch.multiway)
     "pair": lambda width=64, depth=5, seed=5, **kw: ss.PairSketch(width, PAIR_WIDTH_B, depth, seed,
                                                                    (seed + 1) % 2**64, **kw),
 }

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import skimsketch as ss
-from skimsketch.sizing import COUNTER_BYTES, DEFAULT_DEPTH, framed_budget, shape_for_bytes
+from skimsketch.sketch.sizing import COUNTER_BYTES, DEFAULT_DEPTH, framed_budget, shape_for_bytes
 
 from .sketches import DOMAIN, FACTORIES, KINDS, PAIR_WIDTH_B, base_kind, forget_signs, keys, point, update
 

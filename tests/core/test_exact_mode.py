@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import skimsketch as ss
-from skimsketch import format as fmt
-from skimsketch.exact_mode import ExactStore, exact_capacity
+from skimsketch.format import header as fmt
+from skimsketch.stats.exact_store import ExactStore, exact_capacity
 
 from .sketches import fix_crc, forget_signs
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import skimsketch as ss
-from skimsketch import format as fmt
+from skimsketch.format import header as fmt
 
 from .sketches import FACTORIES, KINDS, fix_crc, forget_signs, keys, update
 
@@ -137,7 +137,7 @@ def test_fuzz_truncations_bitflips_and_random_bytes(blob):
 
 
 def test_every_kind_is_registered_by_its_class():
-    from skimsketch.kinds import registered_kinds
+    from skimsketch.format.kinds import registered_kinds
 
     assert registered_kinds() == {1: ss.AGMSSketch, 2: ss.HashSketch, 3: ss.SkimmedSketch, 4: ss.PairSketch,
                                  5: ss.JoinSample}
@@ -145,7 +145,7 @@ def test_every_kind_is_registered_by_its_class():
 
 def test_a_new_kind_registers_itself_and_loads(monkeypatch):
     """Adding a kind = defining a class with a KIND: from_bytes finds it, nothing else changes."""
-    from skimsketch import kinds
+    from skimsketch.format import kinds
 
     monkeypatch.setattr(kinds, "_KINDS", dict(kinds._KINDS))
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import skimsketch as ss
-from skimsketch.format import READ_VERSIONS, SIGN_VERSION
+from skimsketch.format.header import READ_VERSIONS, SIGN_VERSION
 
 from .golden_blobs import BUILDERS, GOLDEN_DIR, current_version, golden_path, versions_of
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import skimsketch as ss
-from skimsketch.hashing import AGMS_WORD_BASE, HashFamily, family
+from skimsketch.keys.hashing import AGMS_WORD_BASE, HashFamily, family
 
 from .sketches import M64, ref_mix
 

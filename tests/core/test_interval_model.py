@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import skimsketch as ss
-from skimsketch import skimmed
-from skimsketch.bounds import biased_normal_z, normal_median_k
+from skimsketch.sketch.skim import skimmed
+from skimsketch.stats.bounds import biased_normal_z, normal_median_k
 
 
 def _coverage(z: float, bias: float) -> float:

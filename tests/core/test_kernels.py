@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import skimsketch as ss
 from skimsketch import kernels
 from skimsketch.errors import CounterOverflowError
-from skimsketch.hashing import family
+from skimsketch.keys.hashing import family
 
 pa = pytest.importorskip("pyarrow")
 pd = pytest.importorskip("pandas")
@@ -271,7 +271,7 @@ def test_overflowing_weights_raise_the_same_way():
 @settings(max_examples=60, deadline=None)
 @given(seed=seeds, width=st.integers(1, 300), depth=st.integers(1, 9), n=st.integers(0, 3000), data=st.data())
 def test_candidate_scan_and_estimates_are_identical(seed, width, depth, n, data):
-    from skimsketch.skimdense import range_candidates
+    from skimsketch.sketch.skim.skimdense import range_candidates
 
     lo = data.draw(st.integers(-(2**40), 2**40))
     cand = range_candidates(seed, width, depth, lo, lo + n)
@@ -323,7 +323,7 @@ def test_skims_and_joins_are_identical(z, shift):
        data=st.data())
 def test_the_fused_virtual_map_is_identical_to_virtual_ids_then_hashing(keys, seed, lg, width, depth, weights,
                                                                         float_counters, data):
-    from skimsketch.virtual import virtual_ids, virtual_salt
+    from skimsketch.sketch.skim.virtual import virtual_ids, virtual_salt
 
     k = np.array(keys, dtype=np.int64)
     w = draw_weights(data, weights, len(k))
@@ -350,7 +350,7 @@ def test_the_fused_virtual_map_over_chunks_and_bad_lg():
 @settings(max_examples=40, deadline=None)
 @given(keys=st.lists(int64s, max_size=2000), seed=seeds, lg=st.integers(10, 22))
 def test_virtual_counts_are_the_per_id_sums_of_virtual_ids(keys, seed, lg):
-    from skimsketch.virtual import virtual_ids, virtual_salt
+    from skimsketch.sketch.skim.virtual import virtual_ids, virtual_salt
 
     k = np.array(keys, dtype=np.int64)
     ids, signs = virtual_ids(k, seed, lg)

@@ -37,7 +37,7 @@ def test_dense_batches_give_the_counters_of_short_batches():
 
 
 def test_exact_mode_aggregates_dense_batches_like_the_sort():
-    from skimsketch.exact_mode import aggregate
+    from skimsketch.stats.exact_store import aggregate
 
     rng = np.random.default_rng(5)
     keys = rng.integers(-50, 250, 100_000).astype(np.int64)

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import skimsketch as ss
-from skimsketch import format as fmt
-from skimsketch.skimdense import MAX_SCAN_DOMAIN
+from skimsketch.format import header as fmt
+from skimsketch.sketch.skim.skimdense import MAX_SCAN_DOMAIN
 
 from .sketches import fix_crc, forget_signs
 

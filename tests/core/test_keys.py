@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import skimsketch as ss
-from skimsketch.keys import canonical_key, canonicalize
+from skimsketch.keys.canonical import canonical_key, canonicalize
 
 
 def test_int_widths_are_one_key():

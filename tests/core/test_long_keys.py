@@ -7,8 +7,8 @@ import pytest
 
 import skimsketch as ss
 from skimsketch import kernels
-from skimsketch.fingerprints import LONG_KEY_BYTES, fingerprints_reference
-from skimsketch.keys import canonical_key, canonicalize
+from skimsketch.keys.fingerprints import LONG_KEY_BYTES, fingerprints_reference
+from skimsketch.keys.canonical import canonical_key, canonicalize
 
 pa = pytest.importorskip("pyarrow")
 pd = pytest.importorskip("pandas")

@@ -198,8 +198,8 @@ def test_pair_sketch_pickle_copy_and_overflow():
 
 def test_pair_sketch_bytes_layout():
     """Kind 4: header width = width_a * width_b, seed = seed_a; the extension holds the b side."""
-    from skimsketch import format as fmt
-    from skimsketch.multiway import MAX_PAIR_COUNTERS
+    from skimsketch.format import header as fmt
+    from skimsketch.sketch.multiway import MAX_PAIR_COUNTERS
 
     assert MAX_PAIR_COUNTERS <= fmt.MAX_ROW_COUNTERS  # every valid pair sketch's table fits the format
     s = ss.PairSketch(8, 4, 3, seed_a=1, seed_b=2**64 - 1).update([1, 2, None], ["x", "y", "z"], weights=[3, -1, 4])

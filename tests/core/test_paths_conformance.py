@@ -10,8 +10,8 @@ import pytest
 
 import skimsketch as ss
 from data.zipf import shifted_pair_frequencies
-from skimsketch.hash_sketch import row_dots
-from skimsketch.skimmed import JUSTIFY_Z, justified_factor
+from skimsketch.sketch.hash_sketch import row_dots
+from skimsketch.sketch.skim.skimmed import JUSTIFY_Z, justified_factor
 from skimsketch.stream import WindowedSketch
 
 
@@ -193,7 +193,7 @@ def test_every_path_gains_at_least_2x_on_zipf_1_5_over_many_seeds(path):
 def test_the_kept_share_of_f2_depends_on_depth(seed):
     # flat correlated data at 64 KB: the bounded d=3 skim holds 0.77-0.85 of the F2 and is kept
     # (it gains), the d=2 one holds 0.73-0.80 and is dropped (measured 1.39x worse than none)
-    from skimsketch.skimdense import MIN_DENSE_SHARE, MIN_DENSE_SHARE_DEPTH_2
+    from skimsketch.sketch.skim.skimdense import MIN_DENSE_SHARE, MIN_DENSE_SHARE_DEPTH_2
 
     ids, f, _ = flat_corr(seed)
     for depth, kept in ((3, True), (2, False)):

@@ -14,8 +14,8 @@ import pytest
 
 import skimsketch as ss
 from benchmarks.real_keys import data_dir, load_pairs
-from skimsketch.hashing import family
-from skimsketch.skimdense import REPORT_BUDGET, pass_rules, reported
+from skimsketch.keys.hashing import family
+from skimsketch.sketch.skim.skimdense import REPORT_BUDGET, pass_rules, reported
 
 SIZES = (4096, 16384, 65536)
 SEEDS = range(8)

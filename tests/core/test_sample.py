@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 import skimsketch as ss
 from skimsketch.errors import CorruptSketchError, IncompatibleSketchError
-from skimsketch.sample import SampleMergeError, sample_max_entries
-from skimsketch.sample_rank import fingerprints, partitions_fp, ranks, unit_hashes, units
+from skimsketch.sample.join_sample import SampleMergeError, sample_max_entries
+from skimsketch.sample.rank import fingerprints, partitions_fp, ranks, unit_hashes, units
 
 from . import sample_golden
 from .sketches import fix_crc
@@ -106,7 +106,7 @@ def test_keys_with_one_fingerprint_are_one_entry():
 
 def test_keys_with_equal_fingerprints_add_their_totals(monkeypatch):
     """A collision (probability about K^2 / 2**53) is simulated: fp(k) = |k| // 2 makes 4 and 5 collide."""
-    import skimsketch.sample as sample_module
+    import skimsketch.sample.join_sample as sample_module
 
     monkeypatch.setattr(sample_module, "fingerprints", lambda k, seed, legacy=False: np.abs(np.asarray(k, np.int64)) // 2)
     s = ss.JoinSample.for_bytes(512, seed=3).update([4, 5, 5, 7])
@@ -118,8 +118,8 @@ def test_keys_with_equal_fingerprints_add_their_totals(monkeypatch):
 def test_fingerprints_use_the_whole_key():
     """The family hashes a 32-bit fold of the key: ``h >> 12`` gave 135 collisions among a million string keys
     (about K^2 / 2**33); ``(h ^ mix(k)) >> 12`` separates keys that share a fold."""
-    from skimsketch.hashing import family
-    from skimsketch.sample_rank import mix
+    from skimsketch.keys.hashing import family
+    from skimsketch.sample.rank import mix
 
     keys = ss.canonicalize([f"key-{i}" for i in range(1_000_000)]).keys
     old = fingerprints(keys, 0, legacy=True)

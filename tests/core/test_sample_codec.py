@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import skimsketch as ss
 from skimsketch.errors import CorruptSketchError
-from skimsketch.sample_codec import rice_decode, rice_encode, varint_decode, varint_encode, varint_sizes
+from skimsketch.sample.codec import rice_decode, rice_encode, varint_decode, varint_encode, varint_sizes
 
 from .sketches import fix_crc
 

@@ -1,4 +1,4 @@
-"""The partner estimate of keys only one sample kept (``skimsketch.sample_partner``): exact values by hand."""
+"""The partner estimate of keys only one sample kept (``skimsketch.sample.partner``): exact values by hand."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skimsketch.sample_partner import partner_means
+from skimsketch.sample.partner import partner_means
 
 NAN = float("nan")
 

@@ -76,7 +76,7 @@ def test_the_interval_covers_keys_neither_sample_kept(nbytes, at_least):
 def test_the_interval_covers_heavy_keys_just_below_the_other_samples_threshold():
     """``g``'s heavy keys are ``f``'s keys just past what its sample keeps: the keys only ``g``'s sample kept carry
     most of ``J``, their partners far above ``f``'s dropped mean. Their partners are estimated from the certain keys
-    (``skimsketch.sample_partner``). Measured over these 200 draws: 1.00, half-width 1.7 median errors; with the
+    (``skimsketch.sample.partner``). Measured over these 200 draws: 1.00, half-width 1.7 median errors; with the
     dropped mean alone 0.715."""
     J, est = _estimates("zipf_past", 1024, range(200))
     assert np.mean([e.contains(J) for e in est]) >= 0.92

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import skimsketch as ss
-from skimsketch import format as fmt
+from skimsketch.format import header as fmt
 
 from .sketches import DOMAIN, FACTORIES, KINDS, fix_crc
 

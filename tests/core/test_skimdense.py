@@ -1,4 +1,4 @@
-"""SKIMDENSE (skimsketch.skimdense): skimming at depth 3, heavy hitters found or refused, intervals, cost."""
+"""SKIMDENSE (skimsketch.sketch.skim.skimdense): skimming at depth 3, heavy hitters found or refused, intervals, cost."""
 
 import math
 
@@ -7,8 +7,8 @@ import pytest
 
 import skimsketch as ss
 from data.zipf import zipf_draws
-from skimsketch import skimdense as sd
-from skimsketch.sizing import DEFAULT_DEPTH
+from skimsketch.sketch.skim import skimdense as sd
+from skimsketch.sketch.sizing import DEFAULT_DEPTH
 
 
 M = 1 << 18

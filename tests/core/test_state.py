@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import skimsketch as ss
-from skimsketch.state import LinearState
+from skimsketch.sketch.state import LinearState
 
 SHAPES = {"counters": (2, 3), "hierarchy": (4,)}
 I64MAX = 2**63 - 1

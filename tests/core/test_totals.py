@@ -7,7 +7,7 @@ import pytest
 import skimsketch as ss
 from skimsketch.errors import CounterOverflowError
 from skimsketch.kernels import exact_int_sum, weight_total
-from skimsketch.keys import canonical_rows, canonicalize
+from skimsketch.keys.canonical import canonical_rows, canonicalize
 
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 

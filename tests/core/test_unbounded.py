@@ -7,10 +7,10 @@ import pytest
 
 import skimsketch as ss
 from experiments.metrics import paper_error
-from skimsketch import hierarchy as hi
-from skimsketch import skimmed
-from skimsketch.hashing import family
-from skimsketch.sizing import COUNTER_BYTES
+from skimsketch.sketch.skim import hierarchy as hi
+from skimsketch.sketch.skim import skimmed
+from skimsketch.keys.hashing import family
+from skimsketch.sketch.sizing import COUNTER_BYTES
 
 from .sketches import M64, fix_crc, ref_mix
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import skimsketch as ss
-from skimsketch.keys import canonicalize, fingerprint64_many
+from skimsketch.keys.canonical import canonicalize, fingerprint64_many
 
 pa = pytest.importorskip("pyarrow")
 pd = pytest.importorskip("pandas")

@@ -1,11 +1,11 @@
 """The virtual layout (``search="virtual"``, the ``for_bytes`` default): every key type is
-skimmed as a signed id in ``[0, 2**lg)`` (skimsketch/virtual.py)."""
+skimmed as a signed id in ``[0, 2**lg)`` (skimsketch/sketch/skim/virtual.py)."""
 
 import numpy as np
 import pytest
 
 import skimsketch as ss
-from skimsketch.virtual import virtual_ids
+from skimsketch.sketch.skim.virtual import virtual_ids
 
 from .sketches import forget_signs
 

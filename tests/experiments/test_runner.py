@@ -10,7 +10,7 @@ from data.zipf import join_size_from_frequencies, shifted_pair_frequencies, zipf
 from experiments.metrics import memory_levels, paper_error
 from experiments.runner import agms_subsketch, aggregate, plan, run_task
 from experiments.workloads import FIGURES, FULL, METHODS, QUICK, figure_data, sparse
-from skimsketch.sizing import COUNTER_BYTES
+from skimsketch.sketch.sizing import COUNTER_BYTES
 
 TINY = replace(QUICK, mode="tiny", zipf_n=20_000, zipf_domain=2048, census_n=5_000, reps=1,
                widths=(50, 100), depths=(11, 23))

@@ -277,7 +277,7 @@ def skim_line(s) -> str:
 
 def search_line(s, max_expand: int) -> str:
     """The ``search`` answer: the number of candidate keys of the prefix search and their hash."""
-    from skimsketch.hierarchy import hierarchy
+    from skimsketch.sketch.skim.hierarchy import hierarchy
 
     h = hierarchy(s.seed, s.hier_width.bit_length() - 1, s.hier_depth)
     keys, _ = h.search(s.hierarchy_counters.astype(np.float64), s._search_floor(), max_expand=max_expand)

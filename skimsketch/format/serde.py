@@ -1,0 +1,55 @@
+"""``from_bytes``: load any registered sketch kind from the binary format.
+
+The kind byte selects the class (:mod:`skimsketch.format.kinds`); the class builds
+itself from the decoded parts. :class:`Serialisable` gives a sketch class its
+``from_bytes``, pickling and copy protocol, all through its bytes.
+"""
+
+from __future__ import annotations
+
+from . import header as fmt
+from ..errors import IncompatibleSketchError
+from .kinds import kind_class
+
+__all__ = ["Serialisable", "from_bytes", "from_bytes_as"]
+
+
+def from_bytes(blob):
+    """Deserialise a sketch written by ``to_bytes`` (any kind).
+
+    Raises :class:`CorruptSketchError` for every malformed input.
+    """
+    head, counters, ext = fmt.decode(blob)
+    return kind_class(head.kind)._from_parts(head, counters, ext)
+
+
+def from_bytes_as(cls: type, blob):
+    """``from_bytes(blob)``, which must be a ``cls`` (or a subclass): else :class:`IncompatibleSketchError`."""
+    sk = from_bytes(blob)
+    if not isinstance(sk, cls):
+        raise IncompatibleSketchError("kind", cls.__name__, type(sk).__name__, "load")
+    return sk
+
+
+class Serialisable:
+    """Mixin for a sketch class with ``to_bytes`` and ``copy``: ``cls.from_bytes``, pickling
+    (the pickle holds the bytes, so it is as checked as ``from_bytes``), ``copy.copy``/``deepcopy``."""
+
+    __slots__ = ()
+
+    @classmethod
+    def from_bytes(cls, blob):
+        """Load a sketch written by ``to_bytes``; another kind is an :class:`IncompatibleSketchError`."""
+        return from_bytes_as(cls, blob)
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    def __getstate__(self):
+        return {"bytes": self.to_bytes()}
+
+    def __setstate__(self, state):
+        self.__dict__.update(type(self).from_bytes(state["bytes"]).__dict__)
