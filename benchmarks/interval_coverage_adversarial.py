@@ -1,0 +1,298 @@
+"""Interval coverage and width on the adversarial shapes (issue 36), through the public API only.
+
+For every shape of :mod:`benchmarks.adversarial_shapes` (data drawn once, data seed ``--data-seed``), kind
+(``sample``: ``ss.JoinSample.for_bytes(n, seed=s)``; ``skimmed``: ``ss.SkimmedSketch.for_bytes(n, seed=s)``;
+also ``hash`` and ``agms``; ``dtype="float64"`` for float weights), budget (``--nbytes``; ``A:B`` gives
+side f ``A`` bytes and side g ``B``) and hash seed ``s`` (``--seeds`` of them, from ``--seed0``), both
+tables are summarised, written with ``to_bytes`` and read back with ``ss.from_bytes``, and
+``join_size`` (95 %) is compared with the exact join computed here (integers exactly, floats as
+fractions). A cell prints:
+
+* ``cover`` -- share of seeds with ``low <= J <= high`` (failures count as misses) and its Wilson 95 %
+  interval; ``err/J`` and ``hw/J`` -- median ``|value - J|`` and median half-width over ``|J|``;
+  ``hw/err`` -- their ratio (``-`` where the median error is below 1e-5 of ``|J|``: read ``hw/J``);
+* ``exc`` (an exception building, serialising or joining), ``nan`` (a non-finite value or end),
+  ``zw`` (a zero-width interval that misses), ``neg`` (COUNT-like joins: a negative lower end);
+  ``incompatible`` when every seed raised IncompatibleSketchError (e.g. skimmed sketches of two budgets).
+
+Each table is fed as one row per distinct key weighted by its exact total (byte-identical summaries to
+feeding the rows, checked by tests/benchmarks/test_adversarial_shapes.py; ``--rows`` feeds the rows).
+Work is spread over at most 2 processes; a table's summary is built once per (kind, budget, seed) and
+serves every shape using it. A benchmark: it prints, never gates. Usage::
+
+    python -m benchmarks.interval_coverage_adversarial --seeds 200 --nbytes 1024,4096,16384,65536 \\
+        --kinds sample,skimmed [--shapes acct signed] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import math
+import multiprocessing as mp
+import os
+import sys
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+import skimsketch as ss
+from benchmarks import adversarial_shapes as adv
+
+__all__ = ["Table", "aggregate", "exact_join", "main", "summarise", "wilson"]
+
+KINDS = ("sample", "skimmed", "hash", "agms")
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "interval_coverage_adversarial.txt")
+TINY = 1e-5  # below this median |error| / |J| the width is reported as hw/J only
+
+
+@dataclass
+class Table:
+    """One side: distinct keys, their exact totals (int64, or float64 for float weights), optional rows."""
+
+    keys: np.ndarray
+    totals: np.ndarray
+    rows: tuple | None = None
+
+    @property
+    def floating(self) -> bool:
+        return self.totals.dtype.kind == "f"
+
+    def digest(self) -> str:
+        h = hashlib.sha1(str(self.keys.dtype).encode() + self.keys.tobytes())
+        h.update(str(self.totals.dtype).encode() + self.totals.tobytes())
+        return h.hexdigest()
+
+
+def aggregate(keys, weights, keep_rows: bool = False) -> Table:
+    """The table of rows ``keys`` (weights None: 1 each): every distinct key with a nonzero exact total."""
+    keys = np.asarray(keys)
+    order, starts = adv.group(keys)
+    u = keys[order][starts]
+    if weights is None:
+        t = np.diff(np.append(starts, len(keys))).astype(np.int64)
+    else:
+        w = np.asarray(weights)
+        w = w.astype(np.float64 if w.dtype.kind == "f" else np.int64)[order]
+        t = np.add.reduceat(w, starts) if len(w) else w
+    nz = t != 0
+    return Table(u[nz], t[nz], (keys, weights) if keep_rows else None)
+
+
+def exact_join(a: Table, b: Table) -> float:
+    """``J = sum_k f(k) g(k)`` over the common keys: integers exactly, floats as exact fractions, rounded once."""
+    _, i, j = np.intersect1d(a.keys, b.keys, assume_unique=True, return_indices=True)
+    x, y = a.totals[i], b.totals[j]
+    if a.floating or b.floating:
+        return float(sum((Fraction(float(p)) * Fraction(float(q)) for p, q in zip(x, y)), Fraction(0)))
+    return float(int(np.dot(x.astype(object), y.astype(object))) if len(x) else 0)
+
+
+def wilson(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval of a binomial proportion ``hits / n``."""
+    p = hits / n
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return max(0.0, c - h), min(1.0, c + h)
+
+
+def summary(kind: str, t: Table, nbytes: int, seed: int, roundtrip: bool):
+    """The ``kind`` summary of table ``t`` at budget ``nbytes`` and hash seed ``seed`` (read back from its bytes)."""
+    kw = {"dtype": "float64"} if t.floating else {}
+    cls = {"sample": ss.JoinSample, "skimmed": ss.SkimmedSketch, "hash": ss.HashSketch, "agms": ss.AGMSSketch}[kind]
+    s = cls.for_bytes(nbytes, seed=seed, **kw)
+    if t.rows is not None:
+        s.update(t.rows[0], weights=t.rows[1])
+    else:
+        s.update(t.keys, weights=t.totals)
+    return ss.from_bytes(s.to_bytes()) if roundtrip else s
+
+
+# -- the worker: globals set before the pool forks (data generated once, shared copy-on-write) --
+_TABLES: dict[str, Table] = {}
+_PAIRS: list[tuple[str, str]] = []
+_ROUNDTRIP = True
+
+
+def _task(job):
+    """All shapes at one (kind, budgets, seed): ``[(value, low, high, error or None)]`` in shape order."""
+    kind, nbf, nbg, seed = job
+    cpu = time.process_time()
+    built, out = {}, []
+
+    def get(tid, nb):
+        key = (tid, nb)
+        if key not in built:
+            try:
+                built[key] = summary(kind, _TABLES[tid], nb, seed, _ROUNDTRIP)
+            except Exception as e:  # noqa: BLE001 - a failure to record, not to raise
+                built[key] = e
+        return built[key]
+
+    for tf, tg in _PAIRS:
+        a, b = get(tf, nbf), get(tg, nbg)
+        bad = a if isinstance(a, Exception) else b if isinstance(b, Exception) else None
+        if bad is not None:
+            out.append((math.nan, math.nan, math.nan, f"build:{type(bad).__name__}"))
+            continue
+        try:
+            e = a.join_size(b)
+            out.append((float(e.value), float(e.low), float(e.high), None))
+        except Exception as e:  # noqa: BLE001
+            out.append((math.nan, math.nan, math.nan, f"join:{type(e).__name__}"))
+    return job, out, time.process_time() - cpu
+
+
+def summarise(J: float, draws, count_like: bool) -> dict:
+    """One cell's statistics from its draws ``[(value, low, high, error)]`` (see the module docstring)."""
+    n = len(draws)
+    v, lo, hi = (np.array([d[i] for d in draws], dtype=np.float64) for i in range(3))
+    errs = [d[3] for d in draws if d[3]]
+    exc = len(errs)
+    finite = np.isfinite(v) & np.isfinite(lo) & np.isfinite(hi)
+    nan = int((~finite).sum()) - exc
+    with np.errstate(invalid="ignore"):
+        hit = finite & (lo <= J) & (J <= hi)
+        zw = int((finite & (hi == lo) & ~hit).sum())
+        neg = int((finite & (lo < 0)).sum()) if count_like else 0
+    scale = abs(J) if J != 0 else 1.0
+    err = np.abs(v[finite] - J) / scale
+    hw = (hi[finite] - lo[finite]) / 2 / scale
+    out = {"n": n, "hits": int(hit.sum()), "exc": exc, "nan": nan, "zw": zw, "neg": neg,
+           "incompatible": exc == n and all("IncompatibleSketchError" in x for x in errs),
+           "err": float(np.median(err)) if len(err) else math.nan,
+           "hw": float(np.median(hw)) if len(hw) else math.nan, "why": sorted(set(errs))[:2]}
+    out["ratio"] = out["hw"] / out["err"] if out["err"] >= TINY else math.nan
+    return out
+
+
+def _line(name, kind, nb, c) -> str:
+    if c["incompatible"]:
+        return f"{name:38s} {kind:8s} {nb:>11s}  incompatible ({c['why'][0]})"
+    lo, hi = wilson(c["hits"], c["n"])
+    ratio = f"{c['ratio']:7.2f}" if math.isfinite(c["ratio"]) else f"{'-':>7s}"
+    why = f"  {','.join(c['why'])}" if c["why"] else ""
+    return (f"{name:38s} {kind:8s} {nb:>11s} {c['hits'] / c['n']:6.3f} [{lo:.3f},{hi:.3f}] {c['err']:9.2e} "
+            f"{c['hw']:9.2e} {ratio} {c['exc']:4d} {c['nan']:4d} {c['zw']:4d} {c['neg']:4d}{why}")
+
+
+HEAD = (f"{'shape':38s} {'kind':8s} {'bytes f:g':>11s} {'cover':>6s} {'(Wilson 95%)':>13s} {'err/J':>9s} "
+        f"{'hw/J':>9s} {'hw/err':>7s} {'exc':>4s} {'nan':>4s} {'zw':>4s} {'neg':>4s}")
+
+
+def _budgets(text: str) -> list[tuple[int, int]]:
+    out = []
+    for item in filter(None, (x.strip() for x in text.split(","))):
+        a, _, b = item.partition(":")
+        try:
+            out.append((int(a), int(b or a)))
+        except ValueError:
+            raise SystemExit(f"--nbytes/--asym: {item!r} is not a budget: give N or F:G (bytes, e.g. 148:65536)") from None
+    return out
+
+
+def prepare(shapes, scale: float, data_seed: int, keep_rows: bool):
+    """Generate every shape once: ``(tables by digest, [(name, tf, tg, J, count_like)])``."""
+    tables, cells = {}, []
+    for sh in shapes:
+        kf, wf, kg, wg = sh.make(np.random.default_rng(data_seed), scale)
+        ids = []
+        for k, w in ((kf, wf), (kg, wg)):
+            t = aggregate(k, w, keep_rows)
+            d = t.digest()
+            tables.setdefault(d, t)
+            ids.append(d)
+        a, b = tables[ids[0]], tables[ids[1]]
+        count_like = bool((a.totals >= 0).all() and (b.totals >= 0).all() and not (a.floating or b.floating))
+        cells.append((sh.name, ids[0], ids[1], exact_join(a, b), count_like))
+    return tables, cells
+
+
+def matrix(results, cells, kinds, budgets) -> list[str]:
+    """The compact coverage table: a row per shape, a column per (kind, budget)."""
+    cols = [(k, b) for k in kinds for b in budgets]
+    names = [f"{k[:4]}{b[0] if b[0] == b[1] else f'{b[0]}:{b[1]}'}" for k, b in cols]
+    lines = [f"{'coverage':38s} " + " ".join(f"{n:>10s}" for n in names)]
+    for i, (name, *_rest) in enumerate(cells):
+        vals = []
+        for col in cols:
+            c = results[col][i]
+            vals.append("incompat" if c["incompatible"] else f"{c['hits'] / c['n']:.3f}")
+        lines.append(f"{name:38s} " + " ".join(f"{v:>10s}" for v in vals))
+    return lines
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=200, help="hash seeds per cell (default 200; 40 with --quick)")
+    ap.add_argument("--seed0", type=int, default=10_000, help="first hash seed")
+    ap.add_argument("--nbytes", default="1024,4096,16384,65536", help="budgets, comma-separated; F:G per side")
+    ap.add_argument("--asym", default="148:65536,65536:148", help="asymmetric budgets run as well ('' for none)")
+    ap.add_argument("--kinds", default="sample,skimmed", help=f"comma-separated among {','.join(KINDS)}")
+    ap.add_argument("--shapes", nargs="*", default=None, metavar="PATTERN", help="shape name substrings")
+    ap.add_argument("--quick", action="store_true", help="the QUICK shapes and 40 seeds (unless --seeds is given)")
+    ap.add_argument("--scale", type=float, default=1.0, help="size multiplier of the generated tables")
+    ap.add_argument("--data-seed", type=int, default=0)
+    ap.add_argument("--procs", type=int, default=2, help="worker processes (at most 2)")
+    ap.add_argument("--rows", action="store_true", help="feed the rows instead of one row per key (slower)")
+    ap.add_argument("--no-roundtrip", action="store_true", help="estimate from the objects, not from their bytes")
+    ap.add_argument("--out", default=OUT, help="result file ('' for none)")
+    args = ap.parse_args(argv)
+    seeds = args.seeds if args.seeds != 200 or not args.quick else 40
+    kinds = [k for k in args.kinds.split(",") if k]
+    bad = [k for k in kinds if k not in KINDS]
+    if bad or args.seeds < 1 or not 1 <= args.procs <= 2:
+        ap.error(f"--kinds {bad} not among {KINDS}" if bad else "--seeds must be >= 1 and --procs 1 or 2")
+    budgets = _budgets(args.nbytes) + [b for b in _budgets(args.asym) if b not in _budgets(args.nbytes)]
+    shapes = adv.select(args.shapes, args.quick)
+    if not shapes:
+        ap.error(f"--shapes {args.shapes} matches no shape; known: {', '.join(adv.SHAPES)}")
+
+    t0 = time.perf_counter()
+    global _ROUNDTRIP
+    tables, cells = prepare(shapes, args.scale, args.data_seed, args.rows)
+    _TABLES.update(tables)
+    _PAIRS[:] = [(c[1], c[2]) for c in cells]
+    _ROUNDTRIP = not args.no_roundtrip
+    t_data = time.perf_counter() - t0
+    print(f"# {len(cells)} shapes, {len(tables)} distinct tables, generated in {t_data:.1f}s", file=sys.stderr)
+
+    jobs = [(k, bf, bg, args.seed0 + s) for s in range(seeds) for k in kinds for bf, bg in budgets]
+    raw = {(k, (bf, bg)): [[] for _ in cells] for k in kinds for bf, bg in budgets}
+    ctx = mp.get_context("fork")
+    cpu = dict.fromkeys(kinds, 0.0)
+    with ctx.Pool(args.procs) as pool:
+        for done, (job, out, secs) in enumerate(pool.imap_unordered(_task, jobs), 1):
+            cpu[job[0]] += secs
+            for i, d in enumerate(out):
+                raw[(job[0], job[1:3])][i].append(d)
+            if done % max(1, len(jobs) // 20) == 0:
+                print(f"# {done}/{len(jobs)} jobs, {time.perf_counter() - t0:.0f}s", file=sys.stderr, flush=True)
+    results = {col: [summarise(c[3], draws, c[4]) for c, draws in zip(cells, raw[col])] for col in raw}
+
+    cmd = "python -m benchmarks.interval_coverage_adversarial " + " ".join(argv if argv is not None else sys.argv[1:])
+    lines = [f"# {cmd}", f"# {seeds} hash seeds a cell (from {args.seed0}), data seed {args.data_seed}, scale "
+             f"{args.scale}, {'rows' if args.rows else 'one row per key'}, "
+             f"{'no round trip' if args.no_roundtrip else 'read back from bytes'}; 95% intervals; "
+             f"{time.perf_counter() - t0:.0f}s on {args.procs} processes",
+             f"# data {t_data:.0f}s; worker CPU seconds: " + ", ".join(f"{k} {v:.0f}" for k, v in cpu.items()),
+             "", HEAD]
+    for i, (name, _tf, _tg, J, _cl) in enumerate(cells):
+        for k in kinds:
+            for b in budgets:
+                lines.append(_line(name, k, f"{b[0]}" if b[0] == b[1] else f"{b[0]}:{b[1]}", results[(k, b)][i]))
+        lines.append(f"{'':38s} J = {J:.6g}")
+    lines += ["", *matrix(results, cells, kinds, budgets)]
+    print("\n".join(lines))
+    if args.out:
+        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+        with open(args.out, "w") as fh:
+            fh.write("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
