@@ -7,9 +7,6 @@
 (4, 4)
 """
 
-from .sketch.agms import AGMSSketch
-from .sketch.aggregates import join_avg, join_sum
-from .sketch.base import Sketch
 from .errors import (
     CorruptSketchError,
     CounterOverflowError,
@@ -20,12 +17,13 @@ from .errors import (
 )
 from .estimate import Estimate
 from .exact import exact_frequencies, exact_join_size, exact_self_join_size
-from .sketch.hash_sketch import HashSketch
-from .keys.canonical import CanonicalBatch, canonical_key, canonicalize, fingerprint64
-from .sketch.multiway import PairSketch, chain_join_size, exact_chain_join_size
 from .format.serde import from_bytes
-from .sample.join_sample import JoinSample
-from .sketch.skim.skimmed import SkimmedSketch
+from .keys.canonical import CanonicalBatch, canonical_key, canonicalize, fingerprint64
+from .sample import JoinSample
+from .sketch import (
+    AGMSSketch, HashSketch, PairSketch, Sketch, SkimmedSketch, chain_join_size, exact_chain_join_size, join_avg,
+    join_sum,
+)
 from .stream import (
     EventClock, ExactWindowedJoin, LateElementError, SketchStream, StateFile, StreamTableJoin, WindowedJoin,
     WindowedSketch, pane_index,

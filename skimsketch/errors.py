@@ -1,5 +1,8 @@
-"""The library's exceptions. Every one is a ``ValueError`` (or ``TypeError`` /
-``OverflowError``) subclass so that generic handlers keep working."""
+"""The library's exceptions, and :func:`check_int`, the argument check every family's constructor shares.
+Every exception is a ``ValueError`` (or ``TypeError`` / ``OverflowError``) subclass so that generic
+handlers keep working."""
+
+import numpy as np
 
 __all__ = [
     "SketchError",
@@ -8,6 +11,7 @@ __all__ = [
     "CounterOverflowError",
     "KeyTypeError",
     "KeyDomainError",
+    "check_int",
 ]
 
 
@@ -41,3 +45,12 @@ class KeyTypeError(SketchError, TypeError):
 
 class KeyDomainError(SketchError):
     """A key lies outside the sketch's declared domain ``[0, domain)``."""
+
+
+def check_int(name: str, value, lo: int, hi: int) -> int:
+    """``value`` as an int in ``[lo, hi]``, or a TypeError/ValueError naming ``name``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if not lo <= int(value) <= hi:
+        raise ValueError(f"{name} must be in [{lo}, {hi}], got {value}")
+    return int(value)

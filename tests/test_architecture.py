@@ -321,3 +321,107 @@ def test_the_privacy_checks_catch_what_they_claim(tmp_path):
         "benchmarks/e.py:1 imports the private module skimsketch._c"]
     assert imports == ["skimsketch/b.py:2 imports _SECRET from skimsketch.a", "skimsketch/b.py:4 uses _helper of skimsketch.a"]
     assert writes == ["skimsketch/b.py:18 sets box._v", "skimsketch/b.py:19 sets box._v", "skimsketch/b.py:20 sets box._v"]
+
+
+# -- the house: shared packages and families (docs/architecture.md, issue 34) --------------
+# Every module of skimsketch belongs to one room. A shared module imports only shared modules. A family
+# module imports its own family and the shared modules, never another family's modules; the one
+# exception: the stream family may import the sketch family's public package (``from ..sketch import
+# Sketch``, the names skimsketch/sketch/__init__.py exports), never a module inside it. The top-level
+# package (skimsketch/__init__.py) and the command line (skimsketch.cli) may import everything.
+SHARED = ("skimsketch.errors", "skimsketch.estimate", "skimsketch.exact", "skimsketch.keys",
+          "skimsketch.kernels", "skimsketch.format", "skimsketch.stats")
+FAMILIES = ("skimsketch.sketch", "skimsketch.sample", "skimsketch.heavy", "skimsketch.stream")
+TOP = ("skimsketch", "skimsketch.cli")
+PUBLIC_PACKAGES = {"skimsketch.stream": ("skimsketch.sketch",)}  # family -> family packages it may import
+
+
+def _within(name: str, prefixes) -> str | None:
+    """The prefix (room) ``name`` lies in, or None."""
+    for p in prefixes:
+        if name == p or name.startswith(p + "."):
+            return p
+    return None
+
+
+def room(name: str) -> str:
+    """``shared``, ``top`` or the family's package of a skimsketch module; ValueError for a module in no room."""
+    if _within(name, SHARED):
+        return "shared"
+    family = _within(name, FAMILIES)
+    if family:
+        return family
+    if name == "skimsketch" or _within(name, ("skimsketch.cli",)):
+        return "top"
+    raise ValueError(f"{name} is in no room of the house: put it in a shared package or a family "
+                     "(tests/test_architecture.py, SHARED and FAMILIES)")
+
+
+def house_violations(modules: dict, root: Path = ROOT) -> list[str]:
+    """The imports that break the house rules above, one line each."""
+    bad = []
+    for name, path in modules.items():
+        mine = room(name)
+        if mine == "top":
+            continue
+        for target, _, line in _imports(name, path):
+            dep = _resolve(target, modules)
+            if dep is None or dep == name:
+                continue
+            theirs = room(dep)
+            where = f"{path.relative_to(root)}:{line} imports {target}"
+            if theirs == "top":
+                bad.append(f"{where}: the top level (skimsketch, skimsketch.cli) is imported by nobody inside")
+            elif mine == "shared" and theirs != "shared":
+                bad.append(f"{where}: a shared package imports no family")
+            elif mine not in ("shared", theirs) and theirs != "shared":
+                if not (dep in PUBLIC_PACKAGES.get(mine, ()) and dep == theirs):
+                    bad.append(f"{where}: a family imports the shared packages and its own modules only"
+                               + (f" (and the public package {theirs}, not its modules)"
+                                  if theirs in PUBLIC_PACKAGES.get(mine, ()) else ""))
+    return bad
+
+
+def test_every_module_has_a_room_in_the_house():
+    for name in _modules("skimsketch"):
+        room(name)
+
+
+def test_families_import_only_shared_packages_and_themselves():
+    bad = house_violations(_modules("skimsketch"))
+    assert not bad, "house rules broken (docs/architecture.md):\n" + "\n".join(bad)
+
+
+def test_the_house_rules_catch_what_they_claim(tmp_path):
+    """The rule check on a small house: each bad import is flagged, each allowed one is not."""
+    files = {
+        "skimsketch/__init__.py": "from .sample.a import A\n",
+        "skimsketch/errors.py": "",
+        "skimsketch/keys/__init__.py": "",
+        "skimsketch/keys/k.py": "from ..sketch.base import B\n",  # shared -> family: bad
+        "skimsketch/sketch/__init__.py": "from .base import B\n",
+        "skimsketch/sketch/base.py": "from ..errors import E\nfrom ..keys import k\n",  # shared: fine
+        "skimsketch/sample/__init__.py": "",
+        "skimsketch/sample/a.py": "from ..sketch.base import B\nfrom ..sketch import B\n",  # both bad
+        "skimsketch/stream/__init__.py": "",
+        "skimsketch/stream/w.py": "from ..sketch import B\nfrom ..sketch.base import B\n",  # fine, bad
+        "skimsketch/stats/__init__.py": "from .. import errors\nfrom ..cli import main\n",  # fine, bad (top)
+        "skimsketch/cli/__init__.py": "from ..sample.a import A\n",  # top: anything
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    modules = {}
+    for rel in files:
+        parts = Path(rel).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = tmp_path / rel
+    flagged = [b.split(": ")[0] for b in house_violations(modules, tmp_path)]
+    assert sorted(flagged) == sorted([
+        "skimsketch/keys/k.py:1 imports skimsketch.sketch.base",
+        "skimsketch/sample/a.py:1 imports skimsketch.sketch.base",
+        "skimsketch/sample/a.py:2 imports skimsketch.sketch",
+        "skimsketch/stream/w.py:2 imports skimsketch.sketch.base",
+        "skimsketch/stats/__init__.py:2 imports skimsketch.cli",
+    ])
+    with pytest.raises(ValueError, match="no room"):
+        room("skimsketch.loose")

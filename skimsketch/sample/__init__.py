@@ -1,6 +1,12 @@
-"""The join sample family: a bottom-k sample of key fingerprints with their totals.
+"""The join sample family: a bottom-k sample of key fingerprints with their totals (docs/sample.md).
 
 :mod:`.join_sample` (the :class:`JoinSample`), :mod:`.rank` (fingerprints, ranks, partitions), :mod:`.codec`
-(Rice and varint coding of its bytes), :mod:`.estimator` (the join estimate and its interval),
-:mod:`.partner` (one-side keys' partner means).
+(Rice and varint coding of its bytes), :mod:`.layout` (its extension of the format, kind 5),
+:mod:`.estimator` (the join estimate and its interval), :mod:`.partner` (one-side keys' partner means).
+
+This package's names are the family's public API.
 """
+
+from .join_sample import JoinSample, SampleMergeError, sample_max_entries
+
+__all__ = ["JoinSample", "SampleMergeError", "sample_max_entries"]

@@ -55,9 +55,10 @@ import math
 import numpy as np
 
 from ..format import header as fmt
-from ..sketch.base import check_int
+from . import layout
 from ..stats.bounds import check_confidence
-from ..errors import CorruptSketchError, CounterOverflowError, IncompatibleSketchError, KeyDomainError, KeyTypeError
+from ..errors import (CorruptSketchError, CounterOverflowError, IncompatibleSketchError, KeyDomainError, KeyTypeError,
+                      check_int)
 from ..estimate import Estimate
 from ..stats.exact_store import ExactStore, aggregate
 from ..kernels import I64, weight_total
@@ -70,7 +71,7 @@ from ..format.serde import Serialisable
 
 __all__ = ["JoinSample", "SampleMergeError", "sample_max_entries"]
 
-OVERHEAD = fmt.SAMPLE_OVERHEAD  # 105: header and CRC (68), the extension's head (32), Rice parameter and length (5)
+OVERHEAD = layout.SAMPLE_OVERHEAD  # 105: header and CRC (68), the extension's head (32), Rice parameter and length (5)
 MIN_NBYTES, MAX_NBYTES = fmt.SAMPLE_MIN_BUDGET, fmt.SAMPLE_MAX_BUDGET
 LAYOUT1_OVERHEAD, LAYOUT1_ENTRY, LAYOUT1_FLOAT_ENTRY = 100, 12, 16  # a layout-1 sample of capacity m: budget 100 + 12 m
 _LAYOUT = {True: "layout 1", False: "layout 2"}  # the rank hash of a legacy sample, of a new one
@@ -100,7 +101,7 @@ def sample_max_entries(nbytes: int, dtype: str = "int64") -> int:
     (3547, 14470, 491)
     """
     nbytes = check_int("nbytes", nbytes, MIN_NBYTES, MAX_NBYTES)
-    return fmt.sample_max_entries(nbytes, dtype == "float64")
+    return layout.sample_max_entries(nbytes, dtype == "float64")
 
 
 class _Finished:
@@ -144,7 +145,7 @@ def _select(fps: np.ndarray, totals: np.ndarray, budget: int, partial: bool, flo
     among their ranks and ``extra_taus`` (the thresholds of disjoint finished pieces), inf if none."""
     r = ranks(fps, totals)
     n_keys = len(fps) if n_keys is None else n_keys
-    cap = fmt.sample_max_entries(budget, float_totals)
+    cap = layout.sample_max_entries(budget, float_totals)
     first = _smallest(fps, r, min(cap, len(fps)))
     if partial:
         n = min(n_keys, cap, len(first))
@@ -455,9 +456,9 @@ class JoinSample(Serialisable):
         head = fmt.Header(self.KIND, self._budget, 1, self._seed, None, self._float, 0.0, self._total, self._null,
                           self.is_empty, counter_width=8, key_domain=self._key_domain)
         fps, totals = _sorted(s.fps, s.totals)
-        parts = fmt.SampleParts(s.tau, s.n_keys, self._parts, tuple(sorted(self._covered)), fps, totals,
+        parts = layout.SampleParts(s.tau, s.n_keys, self._parts, tuple(sorted(self._covered)), fps, totals,
                                 legacy=self._legacy)
-        return fmt.encode(head, np.zeros(0), fmt.encode_sample(parts, self._float), 8)
+        return fmt.encode(head, np.zeros(0), layout.encode_sample(parts, self._float), 8)
 
     @classmethod
     def _from_parts(cls, head: fmt.Header, counters: np.ndarray, ext: bytes) -> JoinSample:
@@ -469,7 +470,7 @@ class JoinSample(Serialisable):
                 or head.exact or head.nonnegative:
             raise CorruptSketchError("a join sample is format version 4 with depth 1, and no domain, kind parameter, "
                                      "exact-mode or sign flag")
-        p = fmt.decode_sample(ext, head)
+        p = layout.decode_sample(ext, head)
         budget = head.width
         if p.layout == 1:  # keys in (rank, key) order -> legacy fingerprints; the budget 100 + 12 m (16 m: floats)
             keys, p.fps, p.legacy = p.fps, fingerprints(p.fps, head.seed, legacy=True), True

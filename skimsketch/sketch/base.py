@@ -18,6 +18,9 @@ counters and answers exactly; the first operation whose result would hold more
 keys converts it, for good, to the counters a counter-mode sketch of the same
 data holds (docs/format.md, "Exact mode"). Estimators that need counters of an
 exact sketch read the counters it would convert to (:attr:`counters`).
+
+This module holds the state, update, merge and subtract; the queries are :mod:`.query`'s
+(:class:`~.query.SketchQueries`), the bytes :mod:`.serialise`'s (:class:`~.serialise.SketchBytes`).
 """
 
 from __future__ import annotations
@@ -27,39 +30,24 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..format import header as fmt
-from ..stats.bounds import check_confidence, median_estimate
-from ..errors import CorruptSketchError, CounterOverflowError, IncompatibleSketchError, KeyDomainError, KeyTypeError
-from ..estimate import Estimate
-from ..stats.exact_store import ExactStore, aggregate, converted_delta, exact_capacity
+from ..errors import CounterOverflowError, IncompatibleSketchError, KeyTypeError, check_int
+from ..stats.exact_store import ExactStore, aggregate
+from .exact_mode import converted_delta, exact_capacity
 from ..keys.hashing import MAX_DEPTH, MAX_WIDTH, family
 from ..kernels import I64, scale_batch, weight_total
-from ..keys.canonical import CanonicalBatch, batch_scalar_weight, canonical_key, canonicalize
+from ..keys.canonical import CanonicalBatch, batch_scalar_weight, canonicalize
 from ..format.kinds import register_kind
 from ..format.serde import Serialisable
-from .sizing import framed_budget, shape_for_bytes, shape_for_error
+from .query import SketchQueries
+from .serialise import SketchBytes
 from .state import LinearState
 
-__all__ = ["DTYPES", "Sketch", "check_int", "f2_bound"]
+__all__ = ["DTYPES", "Sketch"]
 
 DTYPES = ("int64", "float64")
 
 
-def check_int(name: str, value, lo: int, hi: int) -> int:
-    """``value`` as an int in ``[lo, hi]``, or a TypeError/ValueError naming ``name``."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if not lo <= int(value) <= hi:
-        raise ValueError(f"{name} must be in [{lo}, {hi}], got {value}")
-    return int(value)
-
-
-def f2_bound(table_estimates: np.ndarray) -> float:
-    """A self-join size to plug into variance bounds: the larger of the tables' mean and median."""
-    return float(max(np.mean(table_estimates), np.median(table_estimates), 0.0))
-
-
-class Sketch(Serialisable):
+class Sketch(SketchQueries, SketchBytes, Serialisable):
     """Base class of the linear sketches (not instantiated directly)."""
 
     KIND: ClassVar[int]
@@ -137,7 +125,7 @@ class Sketch(Serialisable):
     def exact_capacity(self) -> int:
         """Most distinct non-null keys kept in exact mode: ``(S - 12) // 16`` with ``S`` the
         counter-mode state's bytes at 4 bytes per integer counter, 8 per float counter
-        (:func:`skimsketch.stats.exact_store.exact_capacity`; docs/format.md)."""
+        (:func:`skimsketch.sketch.exact_mode.exact_capacity`; docs/format.md)."""
         n = sum(int(np.prod(shape)) for shape in self._state_shapes().values())
         return exact_capacity(n, self.float_counters)
 
@@ -432,196 +420,6 @@ class Sketch(Serialisable):
     def __sub__(self, other):
         return self.copy().subtract(other)
 
-    # -- queries: median over tables of unbiased per-table estimates ---------
-    def _join_tables(self, other) -> np.ndarray:
-        """Per-table unbiased estimates of ``f·g`` (one per table/row)."""
-        raise NotImplementedError
-
-    def _point_tables(self, key: int) -> np.ndarray:
-        """Per-table unbiased estimates of ``f(key)`` for a canonical key."""
-        raise NotImplementedError
-
-    def self_join_tables(self) -> np.ndarray:
-        """Per-table unbiased estimates of ``F2`` (cached until the sketch changes); read-only."""
-        rows = self._cache.get("self_tables")
-        if rows is None:
-            if self._exact is not None:  # exact F2 is an unbiased estimate of every table
-                f2 = self._exact.dot(self._exact)
-                rows = np.full(self._depth, float(f2))
-            else:
-                rows = self._join_tables(self)
-            self._cache["self_tables"] = rows
-            rows.flags.writeable = False
-        return rows
-
-    def _exact_join(self, other) -> Estimate | None:
-        """The exact join size when both sketches are in exact mode, else None."""
-        if self._exact is None or other._exact is None:
-            return None
-        return _exact_estimate(self._exact.dot(other._exact))
-
-    def join_size(self, other, confidence: float = 0.95) -> Estimate:
-        """Estimated ``sum_v f(v) g(v)``: ``COUNT(*)`` of the equi-join (``SUM`` with weights).
-
-        Median over tables; each table's estimate has variance at most
-        ``(F2(f) F2(g) + (f·g)^2) / width`` (F2 from the sketches' own
-        self-join estimates), hence the interval of :mod:`skimsketch.stats.bounds`.
-        """
-        conf = self._check_join(other, confidence)
-        exact = self._exact_join(other)
-        if exact is not None:
-            return exact
-        rows = self._join_tables(other)
-        j = float(np.median(rows))
-        var = (f2_bound(self.self_join_tables()) * f2_bound(other.self_join_tables()) + j * j) / self._width
-        return median_estimate(rows, var, conf, self.METHOD)
-
-    def self_join_size(self, confidence: float = 0.95) -> Estimate:
-        """Estimated ``F2 = sum_v f(v)^2``; each table's variance is at most ``2 F2^2 / width``."""
-        conf = check_confidence(confidence)
-        if self._exact is not None:
-            return _exact_estimate(self._exact.dot(self._exact))
-        rows = self.self_join_tables()
-        # a sum of squares is >= 0 whatever the signs of the frequencies
-        return median_estimate(rows, 2.0 * f2_bound(rows) ** 2 / self._width, conf, self.METHOD).at_least(0.0)
-
-    def frequency(self, key, confidence: float = 0.95) -> Estimate:
-        """Estimated ``f(key)``; each table's variance is at most ``F2 / width``.
-
-        A key of the other key domain (a str/bytes key for a sketch of integer keys,
-        or the reverse) raises :class:`IncompatibleSketchError` on ``key_domain``, as a
-        join of such sketches does (such keys are never equal: 0 would look like an answer)."""
-        conf = check_confidence(confidence)
-        k = canonical_key(key)
-        if k is None:
-            raise ValueError("the frequency of a null key is not tracked: see null_weight")
-        domain = "str" if isinstance(key, (str, bytes, bytearray, memoryview)) else "int"
-        if self._key_domain not in (None, domain):  # a key of the other domain never equals a key here
-            kinds = {"int": "integer", "str": "string/bytes"}
-            err = IncompatibleSketchError("key_domain", self._key_domain, domain, "query")
-            err.args = (f"cannot query frequency({key!r}): key_domain differs ({self._key_domain!r} != {domain!r}); "
-                        f"this sketch holds {kinds[self._key_domain]} keys, which a {kinds[domain]} key never "
-                        f"equals: query with {'an' if self._key_domain == 'int' else 'a'} {kinds[self._key_domain]} key",)
-            raise err
-        if self._exact is not None:
-            return _exact_estimate(self._exact.weight_of(k))
-        est = median_estimate(self._point_tables(k), self._point_variance(), conf, self.METHOD)
-        return est.at_least(0.0) if self._nonnegative else est
-
-    def _point_variance(self) -> float:
-        """Variance bound of one table's point estimate: ``F2 / width``."""
-        return f2_bound(self.self_join_tables()) / self._width
-
-    def _check_join(self, other, confidence) -> float:
-        self.check_compatible(other, "join", same_dtype=False)
-        return check_confidence(confidence)
-
-    # -- serialisation ------------------------------------------------------
-    def _kind_param(self) -> float:
-        return 0.0
-
-    def _domain(self):
-        return None
-
-    def _extension(self, counter_width: int) -> bytes:
-        return b""
-
-    def _exact_layout(self) -> tuple[int, int, int]:
-        """(hierarchy lg, hierarchy depth, virtual lg) the exact-mode bytes record; zeros for none."""
-        return 0, 0, 0
-
-    def to_bytes(self) -> bytes:
-        """Serialise (format of :mod:`skimsketch.format.header`); ``ss.from_bytes`` reads it back."""
-        exact = self._exact is not None
-        head = fmt.Header(
-            self.KIND, self._width, self._depth, self._seed, self._domain(), self.float_counters,
-            self._kind_param(), self._total, self._null, self.is_empty,
-            counter_width=self._exact.narrowest_width() if exact else self._state.narrowest_width(),
-            key_domain=self._key_domain, exact=exact, version=fmt.VERSION, nonnegative=self._nonnegative,
-        )
-        width = head.counter_width
-        if exact:
-            ext = fmt.encode_exact(self._exact_layout(), self._exact.keys, self._exact.weights, self.float_counters,
-                                   width)
-            return fmt.encode(head, np.zeros(0), ext, width)
-        return fmt.encode(head, self._counters, self._extension(width), width)
-
-    @classmethod
-    def _from_header(cls, head: fmt.Header, ext: bytes):
-        """An empty sketch with the decoded parameters (kinds with a domain, a kind
-        parameter or extension state override this); in exact mode if the header says so."""
-        if head.domain is not None:
-            raise CorruptSketchError(f"a {cls.__name__} cannot have a domain")
-        if head.param != 0.0:
-            raise CorruptSketchError(f"a {cls.__name__} has no kind parameter")
-        if head.version == fmt.VIRTUAL_VERSION:
-            raise CorruptSketchError(f"format version {head.version} is only written for skimmed sketches in the "
-                                     f"virtual layout, not for a {cls.__name__}")
-        if ext and not head.exact:
-            raise CorruptSketchError(f"a {cls.__name__} has no extension state ({len(ext)} bytes found)")
-        return cls(head.width, head.depth, head.seed, dtype="float64" if head.float_counters else "int64",
-                   exact=head.exact)
-
-    @classmethod
-    def _from_parts(cls, head: fmt.Header, counters: np.ndarray, ext: bytes):
-        """The sketch whose decoded header, counters and extension are given (``from_bytes``)."""
-        try:
-            sk = cls._from_header(head, ext)
-        except (ValueError, TypeError) as e:
-            if isinstance(e, CorruptSketchError):
-                raise
-            raise CorruptSketchError(f"invalid sketch parameters: {e}") from None
-        if head.exact:
-            return sk._load_exact(head, ext)
-        arrays = {name: sk._state.array(name) for name in sk._state.names}  # extension arrays, if any
-        arrays["counters"] = counters
-        sk._state = LinearState.of(arrays, head.total_weight, head.null_weight, head.float_counters)
-        sk._key_domain = head.key_domain
-        # the sign flag (version 4 on); before it, counters did not tell the frequencies' signs
-        sk._nonnegative = head.nonnegative if head.version >= fmt.SIGN_VERSION else head.empty
-        if head.version >= 2 and sk._state.narrowest_width() != head.counter_width:
-            raise CorruptSketchError(
-                f"non-canonical counter width: {head.counter_width}-byte counters whose values need "
-                f"{sk._state.narrowest_width()} bytes (versions 2 on store the narrowest width)")
-        return sk
-
-    def _load_exact(self, head: fmt.Header, ext: bytes):
-        """This empty exact-mode sketch given the decoded entries (``from_bytes``)."""
-        keys, weights = fmt.decode_exact(ext, head, self._exact_layout(), self.exact_capacity)
-        try:
-            self._validate_keys(keys)
-        except KeyDomainError as e:
-            raise CorruptSketchError(f"exact-mode entry outside the sketch's domain: {e}") from None
-        self._exact = ExactStore(head.float_counters, keys, weights)
-        self._state = LinearState.of({}, head.total_weight, head.null_weight, head.float_counters)
-        self._key_domain = head.key_domain
-        signs = all(w >= 0 for w in self._exact.items().values())  # the entries are the frequencies
-        if head.version < fmt.SIGN_VERSION:  # no sign flag: the entries tell
-            self._nonnegative = signs
-        elif head.nonnegative and not signs:
-            raise CorruptSketchError("the sign flag says every weight was >= 0, but an exact-mode entry is negative")
-        else:
-            self._nonnegative = head.nonnegative
-        return self
-
-    # -- sizing -----------------------------------------------------------
-    @classmethod
-    def for_error(cls, eps: float, delta: float = 0.05, seed: int = 0, **params):
-        """A sketch whose join estimates are within ``eps * sqrt(F2(f) F2(g))`` w.p. ``1 - delta``."""
-        width, depth = shape_for_error(eps, delta)
-        return cls(width, depth, seed, **params)
-
-    @classmethod
-    def for_bytes(cls, nbytes: int, seed: int = 0, depth: int | None = None, **params):
-        """The default-shaped sketch whose state (:attr:`nbytes`) and serialised form
-        (``len(to_bytes())``) both fit in ``nbytes`` bytes: 4 per counter, after the format's frame.
-        The only growth is the exact widening of counters past 32 bits (:attr:`counter_width`), and
-        float counters (``dtype="float64"``, 8 bytes each): the same shape as the count sketch of
-        the budget, so the two join, in up to twice the bytes (:mod:`skimsketch.sketch.sizing`)."""
-        width, d = shape_for_bytes(framed_budget(nbytes, fmt.FRAME_BYTES, depth), depth)
-        return cls(width, d, seed, **params)
-
-
 def _signed_join(join_size):
     """``join_size`` whose estimate is clipped at 0 when both sketches know their frequencies are
     non-negative (:attr:`Sketch.nonnegative`): the one place the rule is applied, for every kind."""
@@ -637,10 +435,3 @@ def _signed_join(join_size):
 
 
 Sketch.join_size = _signed_join(Sketch.join_size)
-
-
-def _exact_estimate(value) -> Estimate:
-    """An exact answer: zero-width interval, confidence 1, method "exact"; ``detail["exact"]``
-    keeps the value itself (a Python int for integer sketches, beyond float precision)."""
-    v = float(value)
-    return Estimate(v, v, v, 1.0, "exact", {"exact": value})

@@ -40,9 +40,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..format import header as fmt
-from .base import DTYPES, check_int, f2_bound
+from . import layout
+from .base import DTYPES
+from .query import f2_bound
 from ..stats.bounds import check_confidence, median_estimate
-from ..errors import CorruptSketchError, IncompatibleSketchError
+from ..errors import CorruptSketchError, IncompatibleSketchError, check_int
 from ..estimate import Estimate
 from ..exact import exact_frequencies
 from .hash_sketch import HashSketch
@@ -170,13 +172,13 @@ class PairSketch(Serialisable):
             self.KIND, self._width_a * self._width_b, self._depth, self._seed_a, None, self.float_counters, 0.0,
             self._state.total, self._state.null, self.is_empty, counter_width=width,
         )
-        ext = fmt.encode_pair(self._width_a, self._width_b, self._seed_b)
+        ext = layout.encode_pair(self._width_a, self._width_b, self._seed_b)
         return fmt.encode(head, self._state.array("counters").reshape(self._depth, -1), ext, width)
 
     @classmethod
     def _from_parts(cls, head: fmt.Header, counters: np.ndarray, ext: bytes) -> PairSketch:
         """The pair sketch of a decoded header, counters and extension (``from_bytes``)."""
-        width_a, width_b, seed_b = fmt.decode_pair(ext)
+        width_a, width_b, seed_b = layout.decode_pair(ext)
         if head.version < 2:
             raise CorruptSketchError(f"a PairSketch is written by format version 2 or later, not {head.version}")
         if head.domain is not None or head.param != 0.0 or head.key_domain is not None or head.nonnegative:

@@ -1,19 +1,14 @@
-"""``ExactStore``: the exact frequencies a sketch keeps in exact mode.
+"""``ExactStore``: exact net weights per key, shared by the families: a linear sketch's entries in
+exact mode (:mod:`skimsketch.sketch.exact_mode`), a join sample's totals before it is finished.
 
-While a sketch's distinct non-null keys fit its *capacity* it keeps, instead
-of counters, each key's exact net weight: canonical int64 keys, sorted and
-unique, and their weights (never zero: a key whose weight returns to zero
-disappears). Weights follow the counters' rules (:mod:`skimsketch.sketch.state`):
+Canonical int64 keys, sorted and unique, and their weights (never zero: a key whose
+weight returns to zero disappears). Weights follow the counters' rules (:mod:`skimsketch.sketch.state`):
 
 * integer weights are int32 while every one fits, else all int64 (exact,
   never wrapped: an operation that would overflow int64 raises
   :class:`CounterOverflowError`); :attr:`ExactStore.width` reports it;
 * float64 weights stay finite (inf or NaN raise :class:`CounterOverflowError`);
 * every operation returns a new store, so a failed one changes nothing.
-
-Capacity (:func:`exact_capacity`) is a function of the sketch's shape only,
-chosen so that exact mode never takes more memory, nor more serialised bytes,
-than the same sketch in counter mode (docs/format.md, "Exact mode").
 """
 
 from __future__ import annotations
@@ -21,27 +16,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import CounterOverflowError
-from ..format.header import EXACT_HEADER_BYTES
 from ..kernels import FLOAT_EXACT, I64, checked_add, fits_int32, key_counts
 
-__all__ = ["ENTRY_BYTES", "ExactStore", "aggregate", "converted_delta", "exact_capacity"]
+__all__ = ["ExactStore", "aggregate"]
 
-ENTRY_BYTES = 16  # an int64 key and the widest weight (int64 or float64)
-_SMALL = float(1 << 60)  # conversion: integer entries whose absolute weights sum below this go in one batch
-
-
-def exact_capacity(n_counters: int, float_counters: bool) -> int:
-    """Most distinct keys a sketch of ``n_counters`` counters keeps exactly.
-
-    ``S = b * n_counters`` is its counter-mode state in bytes (``b`` = 4 for
-    integer counters, 8 for float); the entries, 16 bytes each at their widest,
-    plus their 12-byte header must fit in it: ``(S - 12) // 16``.
-
-    >>> exact_capacity(5 * 800, False), exact_capacity(5 * 800, True)
-    (999, 1999)
-    """
-    s = (8 if float_counters else 4) * int(n_counters)
-    return max(0, (s - EXACT_HEADER_BYTES) // ENTRY_BYTES)
 
 
 def aggregate(keys: np.ndarray, weights: np.ndarray | None, float_weights: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -67,29 +45,6 @@ def aggregate(keys: np.ndarray, weights: np.ndarray | None, float_weights: bool)
         np.add.at(agg, inv, np.asarray(weights).astype(np.int64, copy=False))
     keep = agg != 0
     return uk[keep], agg[keep]
-
-
-def converted_delta(delta_of, keys: np.ndarray, weights: np.ndarray, float_weights: bool) -> dict:
-    """``delta_of(keys, weights)`` (a sketch's linear update delta) of the entries, exactly.
-
-    Float weights, and integer weights whose absolute sum stays below ``2**60``,
-    go in one batch. Larger integer weights are split as ``w = hi * 2**32 + lo``
-    (``0 <= lo < 2**32``): both deltas are small enough for exact int64
-    accumulation, and they are combined in Python integers, so the result is
-    exact and :class:`CounterOverflowError` is raised only if a final counter
-    does not fit in int64 (whatever the order of the entries)."""
-    if float_weights or float(np.abs(weights.astype(np.float64)).sum()) < _SMALL:
-        return delta_of(keys, weights)
-    hi, lo = weights >> np.int64(32), weights & np.int64(0xFFFFFFFF)
-    d_hi, d_lo = delta_of(keys, hi), delta_of(keys, lo)
-    out = {}
-    for name, h in d_hi.items():
-        full = np.asarray(h).astype(object) * (1 << 32) + np.asarray(d_lo[name]).astype(object)
-        if full.size and not (I64.min <= min(full.flat) and max(full.flat) <= I64.max):
-            raise CounterOverflowError("conversion to counters would overflow the int64 counters; the sketch "
-                                       "is unchanged")
-        out[name] = full.astype(np.int64)
-    return out
 
 
 class ExactStore:

@@ -42,7 +42,7 @@ import struct
 import tempfile
 from typing import NamedTuple
 
-from ..sketch.base import Sketch
+from ..sketch import Sketch
 from ..errors import CorruptSketchError, SketchError
 from ..format.framing import Reader, frame, length_prefixed, unframe
 from .windows import WindowedSketch

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..sketch.base import Sketch
+from ..sketch import Sketch
 from ..errors import CorruptSketchError
 from ..format.framing import Reader, frame, unframe
 from .panes import EventClock

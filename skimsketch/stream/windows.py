@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..sketch.base import Sketch
+from ..sketch import Sketch
 from ..keys.canonical import CanonicalBatch
 from ..errors import CorruptSketchError
 from ..format.framing import Reader, frame, length_prefixed, unframe

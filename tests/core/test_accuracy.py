@@ -118,4 +118,4 @@ def test_skimmed_dense_dense_exact_when_all_keys_dense():
     e = a.join_size(b)
     assert e.detail["dense_f"] == 2 and e.detail["dense_g"] == 3
     assert e.value == pytest.approx(ss.exact_join_size(f, g))
-    assert e.width <= 4e-9 * e.value  # nothing left to estimate: only the rounding floor (skimmed.ROUNDING)
+    assert e.width <= 4e-9 * e.value  # nothing left to estimate: only the rounding floor (skim.estimator.ROUNDING)

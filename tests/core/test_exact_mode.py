@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 import skimsketch as ss
 from skimsketch.format import header as fmt
-from skimsketch.stats.exact_store import ExactStore, exact_capacity
+from skimsketch.sketch.exact_mode import exact_capacity
+from skimsketch.stats.exact_store import ExactStore
 
 from .sketches import fix_crc, forget_signs
 

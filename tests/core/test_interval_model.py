@@ -1,5 +1,5 @@
 """The skimmed join's interval model: one table's deviation with the terms' covariances
-(skimmed._table_sd) and the normal factor that allows a bias (bounds.biased_normal_z)."""
+(estimator._table_sd) and the normal factor that allows a bias (bounds.biased_normal_z)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import skimsketch as ss
-from skimsketch.sketch.skim import skimmed
+from skimsketch.sketch.skim import estimator
 from skimsketch.stats.bounds import biased_normal_z, normal_median_k
 
 
@@ -49,7 +49,7 @@ def test_table_sd_self_join_adds_the_cross_terms():
     fd, r, w = 1e6, 4e4, 100
     ff = _parts(fd, r, 0.0)
     fg = ((fd, 0.0), (0.0, r))  # f_d . g_d = F2(f_d), r_f . r_g = F2(r)
-    sd = skimmed._table_sd(ff, ff, fg, w)
+    sd = estimator._table_sd(ff, ff, fg, w)
     cross = math.sqrt(fd * r / w)
     res = math.sqrt((r * r + r * r) / w)
     assert sd == pytest.approx(math.sqrt((2 * cross) ** 2 + res ** 2))  # 4 F2(f_d) F2(r) + 2 F2(r)^2
@@ -61,7 +61,7 @@ def test_table_sd_disjoint_joins_add_in_quadrature():
     ff, gg = _parts(9.0, 4.0, 0.0), _parts(25.0, 16.0, 0.0)
     fg = ((0.0, 0.0), (0.0, 0.0))
     expected = math.sqrt((9.0 * 16.0 + 4.0 * 25.0 + 4.0 * 16.0) / w)
-    assert skimmed._table_sd(ff, gg, fg, w) == pytest.approx(expected)
+    assert estimator._table_sd(ff, gg, fg, w) == pytest.approx(expected)
 
 
 @settings(max_examples=200, deadline=None)
@@ -74,8 +74,8 @@ def test_table_sd_at_most_the_sum_of_deviations(fv, gv):
     g = np.array(gv).reshape(2, 4)
     ff, gg, fg = f @ f.T, g @ g.T, f @ g.T
     w = 32
-    linear = sum(math.sqrt((ff[i][i] * gg[j][j] + fg[i][j] ** 2) / w) for i, j in skimmed.SKETCHED)
-    assert skimmed._table_sd(ff, gg, fg, w) <= linear * (1 + 1e-9) + 1e-9
+    linear = sum(math.sqrt((ff[i][i] * gg[j][j] + fg[i][j] ** 2) / w) for i, j in estimator.SKETCHED)
+    assert estimator._table_sd(ff, gg, fg, w) <= linear * (1 + 1e-9) + 1e-9
 
 
 def test_join_interval_narrower_when_the_sides_differ_than_on_a_self_join():

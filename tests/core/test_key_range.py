@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import skimsketch as ss
-from skimsketch.format import header as fmt
+from skimsketch.sketch import layout as sketch_layout
 from skimsketch.sketch.skim.skimdense import MAX_SCAN_DOMAIN
 
 from .sketches import fix_crc, forget_signs
@@ -93,8 +93,8 @@ def test_range_round_trips_and_corrupt_extensions_are_refused():
     assert back == s and back.key_range == (-(2**63), 2**63 - 1) and back.search == "range"
     assert ss.from_bytes(ss.SkimmedSketch(32, 3, seed=2, search="range").to_bytes()).key_range is None
     ext = 64
-    good = fmt.encode_key_range((3, 9))
-    assert len(good) == fmt.KEY_RANGE_BYTES == 24 and good[:4] == b"KRNG"
+    good = sketch_layout.encode_key_range((3, 9))
+    assert len(good) == sketch_layout.KEY_RANGE_BYTES == 24 and good[:4] == b"KRNG"
 
     def patched(blob, off, raw):
         return fix_crc(blob[: ext + off] + raw + blob[ext + off + len(raw):])

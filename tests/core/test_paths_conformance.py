@@ -11,7 +11,7 @@ import pytest
 import skimsketch as ss
 from data.zipf import shifted_pair_frequencies
 from skimsketch.sketch.hash_sketch import row_dots
-from skimsketch.sketch.skim.skimmed import JUSTIFY_Z, justified_factor
+from skimsketch.sketch.skim.search import JUSTIFY_Z, justified_factor
 from skimsketch.stream import WindowedSketch
 
 
