@@ -104,7 +104,7 @@ def test_sketches_never_import_the_streaming_layer():
     modules = _modules("skimsketch")
     bad = []
     for name, path in modules.items():
-        if _is_stream(name) or name in ("skimsketch", "skimsketch.cli"):
+        if _is_stream(name) or name == "skimsketch" or name.startswith("skimsketch.cli"):
             continue
         for target, _, line in _imports(name, path):
             dep = _resolve(target, modules)

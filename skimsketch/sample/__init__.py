@@ -1,6 +1,7 @@
 """The join sample family: a bottom-k sample of key fingerprints with their totals (docs/sample.md).
 
-:mod:`.join_sample` (the :class:`JoinSample`), :mod:`.rank` (fingerprints, ranks, partitions), :mod:`.codec`
+:mod:`.join_sample` (the :class:`JoinSample`), :mod:`.selection` (the entries it keeps, tau), :mod:`.rank`
+(fingerprints, ranks, partitions), :mod:`.codec`
 (Rice and varint coding of its bytes), :mod:`.layout` (its extension of the format, kind 5),
 :mod:`.estimator` (the join estimate and its interval), :mod:`.partner` (one-side keys' partner means).
 

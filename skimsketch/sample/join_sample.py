@@ -64,14 +64,13 @@ from ..stats.exact_store import ExactStore, aggregate
 from ..kernels import I64, weight_total
 from ..keys.canonical import batch_scalar_weight, canonical_key, canonicalize, keys_array
 from ..format.kinds import register_kind
-from .codec import rice_size, varint_sizes
 from .estimator import METHOD, Side, join_estimate
 from .rank import MAX_PARTITIONS, fingerprints, order, partitions_fp, ranks, units
+from .selection import Finished, select
 from ..format.serde import Serialisable
 
 __all__ = ["JoinSample", "SampleMergeError", "sample_max_entries"]
 
-OVERHEAD = layout.SAMPLE_OVERHEAD  # 105: header and CRC (68), the extension's head (32), Rice parameter and length (5)
 MIN_NBYTES, MAX_NBYTES = fmt.SAMPLE_MIN_BUDGET, fmt.SAMPLE_MAX_BUDGET
 LAYOUT1_OVERHEAD, LAYOUT1_ENTRY, LAYOUT1_FLOAT_ENTRY = 100, 12, 16  # a layout-1 sample of capacity m: budget 100 + 12 m
 _LAYOUT = {True: "layout 1", False: "layout 2"}  # the rank hash of a legacy sample, of a new one
@@ -104,70 +103,6 @@ def sample_max_entries(nbytes: int, dtype: str = "int64") -> int:
     return layout.sample_max_entries(nbytes, dtype == "float64")
 
 
-class _Finished:
-    """The sample proper: fingerprints in sample order, their totals, ``tau`` and the table's fingerprint count."""
-
-    __slots__ = ("fps", "totals", "tau", "n_keys")
-
-    def __init__(self, fps: np.ndarray, totals: np.ndarray, tau: float, n_keys: int):
-        self.fps, self.totals, self.tau, self.n_keys = fps, totals, float(tau), int(n_keys)
-
-    @property
-    def complete(self) -> bool:
-        return math.isinf(self.tau)
-
-
-def _size(fps: np.ndarray, tsizes: np.ndarray, n: int, float_totals: bool) -> int:
-    """Serialised bytes of a whole sample of the first ``n`` entries (``tsizes``: cumulative varint bytes)."""
-    totals = 8 * n if float_totals else (int(tsizes[n - 1]) if n else 0)
-    return OVERHEAD + rice_size(np.sort(fps[:n])) + totals
-
-
-def _longest_prefix(fps: np.ndarray, totals: np.ndarray, budget: int, float_totals: bool) -> int:
-    """The largest ``n`` whose first ``n`` entries serialise in ``budget`` bytes (the size grows with ``n``)."""
-    tsizes = None if float_totals else np.cumsum(varint_sizes(totals))
-    lo, hi = 0, len(fps)  # size(lo) <= budget (lo = 0: the overhead)
-    if _size(fps, tsizes, hi, float_totals) <= budget:
-        return hi
-    while hi - lo > 1:  # size(hi) > budget
-        mid = (lo + hi) // 2
-        if _size(fps, tsizes, mid, float_totals) <= budget:
-            lo = mid
-        else:
-            hi = mid
-    return lo
-
-
-def _select(fps: np.ndarray, totals: np.ndarray, budget: int, partial: bool, float_totals: bool, extra_taus=(),
-            n_keys=None) -> _Finished:
-    """The sample of ``fps``: its first ``n`` entries in ``(rank, fp)`` order (``n``: the longest prefix that fits
-    ``budget`` for a whole sample, ``min(K, C)`` for a partial piece) and ``tau``, the ``(n+1)``-th smallest value
-    among their ranks and ``extra_taus`` (the thresholds of disjoint finished pieces), inf if none."""
-    r = ranks(fps, totals)
-    n_keys = len(fps) if n_keys is None else n_keys
-    cap = layout.sample_max_entries(budget, float_totals)
-    first = _smallest(fps, r, min(cap, len(fps)))
-    if partial:
-        n = min(n_keys, cap, len(first))
-    else:
-        n = _longest_prefix(fps[first], totals[first], budget, float_totals)
-    sel = first[:n]
-    cand = np.concatenate([r, np.asarray([t for t in extra_taus if not math.isinf(t)], dtype=np.float64)])
-    tau = float(np.partition(cand, n)[n]) if n < n_keys else math.inf
-    return _Finished(fps[sel].copy(), totals[sel].copy(), tau, n_keys)
-
-
-def _smallest(fps: np.ndarray, r: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the ``k`` smallest ``(rank, fp)`` in order (a partition, then a sort of the few)."""
-    if k == 0:
-        return np.zeros(0, dtype=np.intp)
-    if k < len(r):
-        few = np.flatnonzero(r <= np.partition(r, k - 1)[k - 1])  # every entry tied with the k-th too
-    else:
-        few = np.arange(len(r))
-    return few[order(fps[few], r[few])][:k]
-
-
 @register_kind
 class JoinSample(Serialisable):
     """A coordinated l2 priority sample of key fingerprints in ``nbytes`` bytes (module docstring).
@@ -195,7 +130,7 @@ class JoinSample(Serialisable):
             self._parts, self._covered = (p, frozenset({check_int("partition index", i, 0, p - 1)})) if p > 1 \
                 else (1, frozenset({0}))
         self._store: ExactStore | None = ExactStore(self._float)
-        self._fin: _Finished | None = None  # the sample (cached while building)
+        self._fin: Finished | None = None  # the sample (cached while building)
         self._total = 0.0 if self._float else 0
         self._null = 0.0 if self._float else 0
         self._key_domain: str | None = None
@@ -306,10 +241,10 @@ class JoinSample(Serialisable):
         return out
 
     # -- building ---------------------------------------------------------
-    def _sample(self) -> _Finished:
+    def _sample(self) -> Finished:
         if self._fin is None:
             keys, tot = self._store.keys, self._store.wide_weights()
-            self._fin = _select(np.asarray(keys), tot, self._budget, self._parts > 1, self._float)
+            self._fin = select(np.asarray(keys), tot, self._budget, self._parts > 1, self._float)
         return self._fin
 
     def _totals(self, what: str) -> ExactStore:
@@ -398,7 +333,7 @@ class JoinSample(Serialisable):
             self._store, self._fin = store, None
         else:
             a, b = self._sample(), other._sample()
-            self._fin = _select(np.concatenate([a.fps, b.fps]), np.concatenate([a.totals, b.totals]), self._budget,
+            self._fin = select(np.concatenate([a.fps, b.fps]), np.concatenate([a.totals, b.totals]), self._budget,
                                 parts > 1, self._float, (a.tau, b.tau), a.n_keys + b.n_keys)
             self._store = None
         self._total, self._null = total, null
@@ -485,7 +420,7 @@ class JoinSample(Serialisable):
             raise CorruptSketchError("a partial sample holds a fingerprint of a partition it does not cover")
         o = order(p.fps, r)
         sk = cls(budget, head.seed, "float64" if head.float_counters else "int64")
-        sk._store, sk._fin = None, _Finished(p.fps[o], p.totals[o], p.tau, p.n_keys)
+        sk._store, sk._fin = None, Finished(p.fps[o], p.totals[o], p.tau, p.n_keys)
         sk._total, sk._null, sk._key_domain = head.total_weight, head.null_weight, head.key_domain
         sk._parts, sk._covered = p.parts, frozenset(p.covered)
         sk._legacy = p.legacy

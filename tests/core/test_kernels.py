@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import skimsketch as ss
 from skimsketch import kernels
+from skimsketch.kernels import compiled
 from skimsketch.errors import CounterOverflowError
 from skimsketch.keys.hashing import family
 
@@ -39,10 +40,10 @@ def test_a_stale_extension_is_not_used(monkeypatch):
     class Stale:
         SOURCE_SHA = "0" * 40
 
-    monkeypatch.setattr(kernels, "_ckernels", Stale)
-    assert "another version" in kernels._compiled_problem()
-    monkeypatch.setattr(kernels, "_ckernels", None)
-    assert "not built" in kernels._compiled_problem()
+    monkeypatch.setattr(compiled, "_ckernels", Stale)
+    assert "another version" in compiled.compiled_problem()
+    monkeypatch.setattr(compiled, "_ckernels", None)
+    assert "not built" in compiled.compiled_problem() and not compiled.extension_built()
 
 
 def test_use_restores_the_active_kernels_and_names_bad_choices():
@@ -271,7 +272,7 @@ def test_overflowing_weights_raise_the_same_way():
 @settings(max_examples=60, deadline=None)
 @given(seed=seeds, width=st.integers(1, 300), depth=st.integers(1, 9), n=st.integers(0, 3000), data=st.data())
 def test_candidate_scan_and_estimates_are_identical(seed, width, depth, n, data):
-    from skimsketch.sketch.skim.skimdense import range_candidates
+    from skimsketch.sketch.skim.candidates import range_candidates
 
     lo = data.draw(st.integers(-(2**40), 2**40))
     cand = range_candidates(seed, width, depth, lo, lo + n)

@@ -5,7 +5,7 @@ import pytest
 
 import skimsketch as ss
 from skimsketch.sketch import layout as sketch_layout
-from skimsketch.sketch.skim.skimdense import MAX_SCAN_DOMAIN
+from skimsketch.sketch.skim.candidates import MAX_SCAN_DOMAIN
 
 from .sketches import fix_crc, forget_signs
 

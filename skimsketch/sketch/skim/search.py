@@ -36,20 +36,9 @@ from ...keys.hashing import family
 from ..query import f2_bound
 from ..hash_sketch import row_dots
 from .hierarchy import hierarchy
-from .skimdense import (
-    BUDGET,
-    MAX_SCAN_DOMAIN,
-    Candidates,
-    DenseResult,
-    domain_candidates,
-    explains,
-    justified,
-    no_candidates,
-    prefix_candidates,
-    range_candidates,
-    reported,
-    skimdense,
-)
+from .candidates import (MAX_SCAN_DOMAIN, Candidates, domain_candidates, no_candidates, prefix_candidates,
+                         range_candidates)
+from .skimdense import BUDGET, DenseResult, explains, justified, reported, skimdense
 from .virtual import virtual_ids
 
 __all__ = ["JUSTIFY_Z", "SkimResult", "SkimSearch", "justified_factor"]

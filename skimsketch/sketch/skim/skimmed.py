@@ -32,7 +32,7 @@ from ..state import LinearState
 from .estimator import SkimEstimator
 from .hierarchy import LEVELS, MAX_HIER_DEPTH, MAX_LG, MIN_HIER_DEPTH, MIN_LG, hierarchy
 from .search import SkimSearch
-from .skimdense import MAX_SCAN_DOMAIN
+from .candidates import MAX_SCAN_DOMAIN
 from .virtual import DEFAULT_VIRTUAL_LG, MAX_VIRTUAL_LG, MIN_VIRTUAL_LG, virtual_ids, virtual_salt
 
 __all__ = ["DEFAULT_HIER_DEPTH", "DEFAULT_SKIM_FACTOR", "SkimmedSketch", "default_hier_width"]
