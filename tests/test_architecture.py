@@ -3,6 +3,13 @@
 * the core (``skimsketch``) never imports ``spark_udaf``, ``pyspark``, ``data``,
   ``experiments`` or ``benchmarks``;
 * sketch modules never import the streaming layer (``skimsketch.stream``);
+* the house (issue 34): every module of ``skimsketch`` is in one room. The shared packages
+  (``errors``, ``estimate``, ``exact``, ``keys``, ``kernels``, ``format``, ``stats``) import only
+  shared packages. A family (``sketch``, ``sample``, ``heavy``, ``stream``) imports the shared
+  packages and its own modules, never another family's modules, except that ``stream`` may
+  import the ``skimsketch.sketch`` package itself (its public API), not a module inside it.
+  The top level (``skimsketch/__init__.py``, ``skimsketch.cli``) may import everything and is
+  imported by nothing inside;
 * imports inside a package are at module top (no hidden function-level
   imports) and form no cycle. Optional third-party packages (pandas, pyarrow)
   may be imported lazily.

@@ -420,6 +420,7 @@ class Sketch(SketchQueries, SketchBytes, Serialisable):
     def __sub__(self, other):
         return self.copy().subtract(other)
 
+
 def _signed_join(join_size):
     """``join_size`` whose estimate is clipped at 0 when both sketches know their frequencies are
     non-negative (:attr:`Sketch.nonnegative`): the one place the rule is applied, for every kind."""

@@ -8,6 +8,7 @@ import pytest
 import skimsketch as ss
 from data.zipf import zipf_draws
 from skimsketch.sketch.skim import skimdense as sd
+from skimsketch.sketch.skim.candidates import MAX_SCAN_DOMAIN
 from skimsketch.sketch.sizing import DEFAULT_DEPTH
 
 
@@ -91,8 +92,8 @@ def test_unbounded_heavy_hitters_beyond_capacity_are_refused_not_truncated():
 def test_huge_domain_refused_at_construction_with_remedy():
     with pytest.raises(ValueError, match=r"domain=None"):
         ss.SkimmedSketch(64, 3, seed=1, domain=2**30)
-    ok = ss.SkimmedSketch(64, 3, seed=1, domain=sd.MAX_SCAN_DOMAIN)
-    assert ok.domain == sd.MAX_SCAN_DOMAIN
+    ok = ss.SkimmedSketch(64, 3, seed=1, domain=MAX_SCAN_DOMAIN)
+    assert ok.domain == MAX_SCAN_DOMAIN
 
 
 @pytest.mark.parametrize("z,width,depth", [(1.1, 64, 3), (0.8, 200, 3), (1.5, 200, 5)])
