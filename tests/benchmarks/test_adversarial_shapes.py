@@ -160,7 +160,7 @@ def test_summarise_counts_failures():
 def test_runner_end_to_end_on_a_tiny_scale(tmp_path):
     out = tmp_path / "cov.txt"
     run.main(["--seeds", "2", "--nbytes", "1024", "--asym", "148:4096", "--kinds", "sample,hash", "--scale", "0.01",
-              "--shapes", "complete_n30", "float_f1e30", "--procs", "1", "--out", str(out)])
+              "--shapes", "complete_n30", "float_f1e30", "--procs", "1", "--roundtrip", "all", "--out", str(out)])
     text = out.read_text()
     for needle in ("complete_n30_random", "float_f1e30_g1e30", "148:4096", "coverage", "hash"):
         assert needle in text
