@@ -121,10 +121,12 @@ _ROUNDTRIP = "float"
 
 
 def _task(job):
-    """All shapes at one (kind, budgets, seed): ``[(value, low, high, error or None)]`` in shape order."""
-    kind, nbf, nbg, seed = job
+    """All shapes at every budget pair of one (kind, seed): ``{(f bytes, g bytes): [(value, low, high, error or
+    None)] in shape order}``. A table's summary at a budget is built once and serves every pair using it."""
+    kind, pairs, seed = job
     cpu = time.process_time()
-    built, out = {}, []
+    built, out = {}, {}
+    last = {nb: i for i, pair in enumerate(pairs) for nb in pair}  # free a budget's summaries after its last use
 
     def get(tid, nb):
         key = (tid, nb)
@@ -135,17 +137,20 @@ def _task(job):
                 built[key] = e
         return built[key]
 
-    for tf, tg in _PAIRS:
-        a, b = get(tf, nbf), get(tg, nbg)
-        bad = a if isinstance(a, Exception) else b if isinstance(b, Exception) else None
-        if bad is not None:
-            out.append((math.nan, math.nan, math.nan, f"build:{type(bad).__name__}"))
-            continue
-        try:
-            e = a.join_size(b)
-            out.append((float(e.value), float(e.low), float(e.high), None))
-        except Exception as e:  # noqa: BLE001
-            out.append((math.nan, math.nan, math.nan, f"join:{type(e).__name__}"))
+    for i, (nbf, nbg) in enumerate(pairs):
+        res = out[(nbf, nbg)] = []
+        for tf, tg in _PAIRS:
+            a, b = get(tf, nbf), get(tg, nbg)
+            bad = a if isinstance(a, Exception) else b if isinstance(b, Exception) else None
+            if bad is not None:
+                res.append((math.nan, math.nan, math.nan, f"build:{type(bad).__name__}"))
+                continue
+            try:
+                e = a.join_size(b)
+                res.append((float(e.value), float(e.low), float(e.high), None))
+            except Exception as e:  # noqa: BLE001
+                res.append((math.nan, math.nan, math.nan, f"join:{type(e).__name__}"))
+        built = {k: v for k, v in built.items() if last[k[1]] > i}
     return job, out, time.process_time() - cpu
 
 
@@ -265,7 +270,7 @@ def main(argv=None) -> int:
     print(f"# {len(cells)} shapes, {len(tables)} distinct tables, generated in {t_data:.1f}s", file=sys.stderr)
 
     cols = [(k, b) for k in kinds for b in budgets if k == "sample" or b[0] == b[1]]
-    jobs = [(k, bf, bg, args.seed0 + s) for s in range(seeds) for k, (bf, bg) in cols]
+    jobs = [(k, [b for kk, b in cols if kk == k], args.seed0 + s) for s in range(seeds) for k in kinds]
     raw = {col: [[] for _ in cells] for col in cols}
     warnings.simplefilter("ignore", RuntimeWarning)  # overflow inside an estimator: its NaN/inf is counted instead
     ctx = mp.get_context("fork")
@@ -273,9 +278,10 @@ def main(argv=None) -> int:
     with ctx.Pool(args.procs) as pool:
         for done, (job, out, secs) in enumerate(pool.imap_unordered(_task, jobs), 1):
             cpu[job[0]] += secs
-            for i, d in enumerate(out):
-                raw[(job[0], job[1:3])][i].append(d)
-            if done % max(1, len(jobs) // 20) == 0:
+            for pair, draws in out.items():
+                for i, d in enumerate(draws):
+                    raw[(job[0], pair)][i].append(d)
+            if done % max(1, len(jobs) // 40) == 0:
                 print(f"# {done}/{len(jobs)} jobs, {time.perf_counter() - t0:.0f}s", file=sys.stderr, flush=True)
     results = {col: [summarise(c[3], draws, c[4]) for c, draws in zip(cells, raw[col])] for col in raw}
 
