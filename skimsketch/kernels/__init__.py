@@ -13,7 +13,7 @@ object array of ``str``/``bytes``) for updates; :func:`hot_candidates` (the skim
 candidate scan) and :func:`estimates` (the candidates' table estimates) for queries. :class:`NumpyKernels` is the written-down
 reference and the fallback; :class:`CompiledKernels` runs the C extension
 ``skimsketch.kernels._ckernels`` built by the package's setuptools build, with the same
-bytes (tests/core/test_kernels.py). :func:`backend` is the active one: compiled
+bytes (tests/core/kernels/test_kernels.py). :func:`backend` is the active one: compiled
 when the extension is importable and current, unless the environment variable
 ``SKIMSKETCH_KERNELS=numpy`` asks for the reference; :func:`use` switches it.
 

@@ -18,7 +18,7 @@ from .test_native import _core, SCHEMA
 
 pytestmark = pytest.mark.spark
 
-GOLDEN = Path(__file__).parents[1] / "core" / "golden_sample" / "compact_estimates.tsv"  # layout 2
+GOLDEN = Path(__file__).parents[1] / "core" / "sample" / "golden" / "compact_estimates.tsv"  # layout 2
 JAR_COPY = native.SOURCES / "io" / "skimsketch" / "spark" / "golden-sample-estimates.tsv"
 
 
@@ -190,7 +190,7 @@ def _golden():
 
 
 def test_the_jar_carries_the_core_s_golden_sample_vectors():
-    assert JAR_COPY.read_bytes() == GOLDEN.read_bytes(), "copy tests/core/golden_sample/estimates.tsv into the jar"
+    assert JAR_COPY.read_bytes() == GOLDEN.read_bytes(), "copy tests/core/sample/golden/estimates.tsv into the jar"
 
 
 @pytest.mark.skipif(not native.available(), reason="no JDK: the jar cannot be built here")
@@ -230,7 +230,7 @@ def test_golden_sample_vectors_through_the_sql_functions(sspark):
 def test_a_layout1_sample_joins_only_layout1_samples_in_sql(sspark):
     """A blob of the previous release reads as a legacy sample (its ranks came from h >> 12): with another
     legacy blob it answers as the core; with a layout-2 sample the core's refusal, by name."""
-    legacy = (Path(__file__).parents[1] / "core" / "golden_sample" / "v4_zipf.bin").read_bytes()
+    legacy = (Path(__file__).parents[1] / "core" / "sample" / "golden" / "v4_zipf.bin").read_bytes()
     old = ss.from_bytes(legacy)
     new = ss.JoinSample.for_bytes(old.budget, seed=old.seed).update([1, 2, 3]).to_bytes()  # equal nbytes and seed
     got = sspark.sql(f"SELECT skim_join_size(X'{legacy.hex()}', X'{legacy.hex()}') AS j").collect()[0].j

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import skimsketch as ss
 from skimsketch.format import header as fmt
 
-from .sketches import DOMAIN, FACTORIES, KINDS, fix_crc
+from ..sketches import DOMAIN, FACTORIES, KINDS, fix_crc
 
 SIGNED = [k for k in KINDS if k != "pair"]  # the kinds with a sign rule
 

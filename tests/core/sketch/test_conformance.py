@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import skimsketch as ss
 from skimsketch.sketch.sizing import COUNTER_BYTES, DEFAULT_DEPTH, framed_budget, shape_for_bytes
 
-from .sketches import DOMAIN, FACTORIES, KINDS, PAIR_WIDTH_B, base_kind, forget_signs, keys, point, update
+from ..sketches import DOMAIN, FACTORIES, KINDS, PAIR_WIDTH_B, base_kind, forget_signs, keys, point, update
 
 pytestmark = pytest.mark.parametrize("kind", KINDS)
 
@@ -27,7 +27,7 @@ def make(kind, **kw):
 def queries(kind):
     """Skip a test of single-column queries (join_size, frequency, key domain, sizing) for a pair sketch."""
     if kind == "pair":
-        pytest.skip("a pair sketch answers chain joins only: tests/core/test_multiway.py")
+        pytest.skip("a pair sketch answers chain joins only: tests/core/sketch/test_multiway.py")
 
 
 def assert_same(a, b):
@@ -342,7 +342,7 @@ def test_shape_from_targets(kind):
     kind = base_kind(kind)
     extra = {"skimmed": {"domain": DOMAIN}, "skimmed_unbounded": {"search": "prefix"},
              "skimmed_range": {"search": "range"}, "skimmed_virtual": {"virtual_lg": 12}}.get(kind, {})
-    # the skimmed sketch's for_bytes starts in exact mode (tests/core/test_exact_mode.py): counters here
+    # the skimmed sketch's for_bytes starts in exact mode (tests/core/sketch/test_exact_mode.py): counters here
     assert cls.for_bytes(65536, seed=3, **extra).exact_mode == kind.startswith("skimmed")
     s = cls.for_bytes(65536, seed=3, exact=False, **extra)
     # the budget bounds the state and the serialised form, at 4 bytes per int32 counter

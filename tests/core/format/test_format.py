@@ -9,7 +9,7 @@ import pytest
 import skimsketch as ss
 from skimsketch.format import header as fmt
 
-from .sketches import FACTORIES, KINDS, fix_crc, forget_signs, keys, update
+from ..sketches import FACTORIES, KINDS, fix_crc, forget_signs, keys, update
 
 
 WIDTHS = ("int32", "int64", "float64")

@@ -7,7 +7,7 @@ import pytest
 import skimsketch as ss
 from skimsketch.sketch.skim.virtual import virtual_ids
 
-from .sketches import forget_signs
+from ...sketches import forget_signs
 
 pa = pytest.importorskip("pyarrow")
 pd = pytest.importorskip("pandas")

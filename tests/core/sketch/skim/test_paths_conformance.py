@@ -116,7 +116,7 @@ def test_a_window_answers_with_its_templates_estimate():
 
 
 def flat_corr(seed, keys=3800):
-    """Flat correlated tables (tests/core/test_never_worse.py): index keys, lognormal shared rates."""
+    """Flat correlated tables (tests/core/sketch/skim/test_never_worse.py): index keys, lognormal shared rates."""
     rng = np.random.default_rng([seed, 4242])
     rate = np.clip(np.exp(rng.normal(0.0, 1.2, keys)) * 30.0, 4.0, 400.0)
     f, g = (rng.poisson(rate * np.exp(rng.normal(0.0, 0.3, keys))) for _ in range(2))

@@ -19,7 +19,7 @@ from skimsketch.sample.join_sample import SampleMergeError, sample_max_entries
 from skimsketch.sample.rank import fingerprints, partitions_fp, ranks, unit_hashes, units
 
 from . import sample_golden
-from .sketches import fix_crc
+from ..sketches import fix_crc
 
 
 def zipf(seed: int, n: int, domain: int) -> np.ndarray:
@@ -137,7 +137,7 @@ def test_legacy_samples_join_only_legacy_samples():
     and merges other legacy samples as before, and a layout-2 sample is refused by name."""
     from pathlib import Path
 
-    blob = (Path(__file__).parent / "golden_sample" / "v4_zipf.bin").read_bytes()
+    blob = (Path(__file__).parent / "golden" / "v4_zipf.bin").read_bytes()
     old = ss.from_bytes(blob)
     again = ss.from_bytes(old.to_bytes())
     assert again == old and again.to_bytes()[64 + 5] == 2  # the extension's flags byte: legacy

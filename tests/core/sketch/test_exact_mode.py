@@ -14,7 +14,7 @@ from skimsketch.format import header as fmt
 from skimsketch.sketch.exact_mode import exact_capacity
 from skimsketch.stats.exact_store import ExactStore
 
-from .sketches import fix_crc, forget_signs
+from ..sketches import fix_crc, forget_signs
 
 I32MAX = 2**31 - 1
 

@@ -14,7 +14,7 @@ import skimsketch as ss
 from skimsketch.errors import CorruptSketchError
 from skimsketch.sample.codec import rice_decode, rice_encode, varint_decode, varint_encode, varint_sizes
 
-from .sketches import fix_crc
+from ..sketches import fix_crc
 
 
 def _rice_reference(fps: list[int]) -> tuple[int, bytes]:

@@ -12,7 +12,7 @@ from skimsketch.sketch.skim import skimmed
 from skimsketch.keys.hashing import family
 from skimsketch.sketch.sizing import COUNTER_BYTES
 
-from .sketches import M64, fix_crc, ref_mix
+from ...sketches import M64, fix_crc, ref_mix
 
 
 

@@ -9,7 +9,7 @@ import pytest
 import skimsketch as ss
 from data.zipf import zipf_draws
 
-from .sketches import fix_crc
+from ..sketches import fix_crc
 
 
 

@@ -85,7 +85,7 @@ def test_skimmed_domain_checked():
     with pytest.raises(ss.KeyDomainError):
         s.update([-1])
     assert s.is_empty
-    assert ss.SkimmedSketch(16, 3).domain is None  # unbounded keys (tests/core/test_unbounded.py)
+    assert ss.SkimmedSketch(16, 3).domain is None  # unbounded keys (tests/core/sketch/skim/test_unbounded.py)
     for bad in (0, -5, 2.5, True):
         with pytest.raises(ValueError, match="domain"):
             ss.SkimmedSketch(16, 3, domain=bad)

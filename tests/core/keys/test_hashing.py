@@ -8,7 +8,7 @@ import pytest
 import skimsketch as ss
 from skimsketch.keys.hashing import AGMS_WORD_BASE, HashFamily, family
 
-from .sketches import M64, ref_mix
+from ..sketches import M64, ref_mix
 
 G = 0x9E3779B97F4A7C15
 
@@ -50,7 +50,7 @@ def test_pinned_agms_bits_and_fingerprints_and_bytes():
     assert ss.fingerprint64(b"skim") == 815987628662419427
     assert ss.fingerprint64("héllo".encode()) == 5634419923683204234
     # format version 4 bytes (int32 counters, key domain, sign flag); one key domain per sketch. The counters are
-    # also pinned against format-version-1 blobs in tests/core/golden (int and string keys)
+    # also pinned against format-version-1 blobs in tests/core/format/golden (int and string keys)
     ints, strs = ss.HashSketch(64, 3, 7).update([1, 2, 3]), ss.HashSketch(64, 3, 7).update(["a", b"b"])
     assert hashlib.sha256(ints.to_bytes()).hexdigest() == "f7b5dccd0794eac35eade59bebb7f0af964be9bd2a278fe77cb1853479d0d9d3"
     assert hashlib.sha256(strs.to_bytes()).hexdigest() == "a72dced4272380362e23b01767c7d9d1f9bb5d991fa6b3c2fd94e9f4ba489c27"

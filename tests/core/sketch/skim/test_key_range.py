@@ -7,7 +7,7 @@ import skimsketch as ss
 from skimsketch.sketch import layout as sketch_layout
 from skimsketch.sketch.skim.candidates import MAX_SCAN_DOMAIN
 
-from .sketches import fix_crc, forget_signs
+from ...sketches import fix_crc, forget_signs
 
 
 def zipf_keys(n, m, z, seed):

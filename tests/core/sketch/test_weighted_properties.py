@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import skimsketch as ss
 
-from .sketches import DOMAIN, FACTORIES, KINDS, forget_signs
+from ..sketches import DOMAIN, FACTORIES, KINDS, forget_signs
 
 # one key column: the pair sketch (two key columns) gets the same properties in test_conformance.py
 pytestmark = pytest.mark.parametrize("kind", [k for k in KINDS if k != "pair"])

@@ -8,7 +8,7 @@ weights), and that the current version's files are what ``to_bytes`` writes.
 Write the files of the current format version that are missing (existing files are
 never rewritten: a format change gets a new version and new files)::
 
-    PYTHONPATH=$PWD python -m tests.core.golden_blobs
+    PYTHONPATH=$PWD python -m tests.core.format.golden_blobs
 """
 
 from pathlib import Path
