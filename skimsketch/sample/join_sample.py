@@ -65,6 +65,7 @@ from ..kernels import I64, weight_total
 from ..keys.canonical import batch_scalar_weight, canonical_key, canonicalize, keys_array
 from ..format.kinds import register_kind
 from .estimator import METHOD, Side, join_estimate
+from .totals import Totals
 from .rank import MAX_PARTITIONS, fingerprints, order, partitions_fp, ranks, units
 from .selection import Finished, select
 from ..format.serde import Serialisable
@@ -129,7 +130,7 @@ class JoinSample(Serialisable):
             p = check_int("partition count", p, 1, MAX_PARTITIONS)
             self._parts, self._covered = (p, frozenset({check_int("partition index", i, 0, p - 1)})) if p > 1 \
                 else (1, frozenset({0}))
-        self._store: ExactStore | None = ExactStore(self._float)
+        self._store: Totals | None = Totals(self._float)  # the exact totals while building
         self._fin: Finished | None = None  # the sample (cached while building)
         self._total = 0.0 if self._float else 0
         self._null = 0.0 if self._float else 0
@@ -166,7 +167,13 @@ class JoinSample(Serialisable):
     float_counters = property(lambda self: self._float)
     total_weight = property(lambda self: self._total)
     null_weight = property(lambda self: self._null)
-    key_domain = property(lambda self: self._key_domain)
+    key_domain = property(lambda self: self._domain())
+
+    def _domain(self) -> str | None:
+        """The key domain: None before the first key and once deletes left no key."""
+        if self._key_domain is not None and self._store is not None and len(self._store) == 0:
+            self._key_domain = None
+        return self._key_domain
 
     @property
     def partition(self) -> tuple | None:
@@ -224,13 +231,15 @@ class JoinSample(Serialisable):
         """A building sample pickles its totals (so pieces shipped between processes still merge exactly)."""
         if self._store is None:
             return {"bytes": self.to_bytes()}
-        return {"bytes": self.to_bytes(), "keys": np.asarray(self._store.keys), "totals": self._store.wide_weights(),
+        store = self._store.store()
+        return {"bytes": self.to_bytes(), "keys": np.asarray(store.keys), "totals": store.wide_weights(),
                 "total": self._total, "null": self._null, "parts": self._parts, "covered": sorted(self._covered)}
 
     def __setstate__(self, state):
         self.__dict__.update(JoinSample.from_bytes(state["bytes"]).__dict__)
         if "keys" in state:
-            self._store, self._fin = ExactStore(self._float, state["keys"], state["totals"]), None
+            self._store = Totals(self._float, ExactStore(self._float, state["keys"], state["totals"]))
+            self._fin = None
             self._total, self._null = state["total"], state["null"]
             self._parts, self._covered = state["parts"], frozenset(state["covered"])
 
@@ -243,11 +252,12 @@ class JoinSample(Serialisable):
     # -- building ---------------------------------------------------------
     def _sample(self) -> Finished:
         if self._fin is None:
-            keys, tot = self._store.keys, self._store.wide_weights()
+            store = self._store.store()
+            keys, tot = store.keys, store.wide_weights()
             self._fin = select(np.asarray(keys), tot, self._budget, self._parts > 1, self._float)
         return self._fin
 
-    def _totals(self, what: str) -> ExactStore:
+    def _totals(self, what: str) -> Totals:
         """The exact totals (building, or a sample that kept every key), else :class:`SampleMergeError`
         or, for ``update``, a :class:`ValueError` naming the remedy."""
         if self._store is None:
@@ -257,7 +267,7 @@ class JoinSample(Serialisable):
                         "cannot update a finished JoinSample (read from bytes): it keeps only its sample, not "
                         "every key's total; update the building sample before to_bytes, or build a new one")
                 raise SampleMergeError("this sample did not keep every key")
-            return ExactStore(self._float, *_sorted(self._fin.fps, self._fin.totals))
+            return Totals(self._float, ExactStore(self._float, *_sorted(self._fin.fps, self._fin.totals)))
         return self._store
 
     def update(self, keys, weights=None):
@@ -269,7 +279,8 @@ class JoinSample(Serialisable):
         store = self._totals("update")
         scalar = batch_scalar_weight(weights, self._float)
         batch = canonicalize(keys, None if scalar is not None else weights, allow_float_weights=self._float)
-        if None not in (batch.key_domain, self._key_domain) and batch.key_domain != self._key_domain:
+        if None not in (batch.key_domain, self._key_domain) and batch.key_domain != self._key_domain \
+                and self._domain() is not None:
             raise KeyTypeError(
                 f"this sample holds {_KINDS[self._key_domain]} keys, got {_KINDS[batch.key_domain]} keys: a sample "
                 "holds one key domain (integer and string keys never join); use another sample or cast the keys")
@@ -295,11 +306,9 @@ class JoinSample(Serialisable):
             raise CounterOverflowError("update would overflow the int64 total weight; the sample is unchanged")
         if self._float and not (math.isfinite(new_total) and math.isfinite(new_null)):
             raise CounterOverflowError("update would overflow a float64 weight to infinity; the sample is unchanged")
-        self._store = store.plus(ukeys, agg, "update") if len(store) else ExactStore(self._float, ukeys, agg)
-        self._total, self._null, self._fin = new_total, new_null, None
+        store.add(ukeys, agg, "update")  # nothing changed if it raises
+        self._store, self._total, self._null, self._fin = store, new_total, new_null, None
         self._key_domain = self._key_domain or batch.key_domain
-        if self._key_domain is not None and len(self._store) == 0:
-            self._key_domain = None  # no key left
         return self
 
     # -- combining ----------------------------------------------------------
@@ -310,8 +319,9 @@ class JoinSample(Serialisable):
         for field in fields:
             if self.params[field] != other.params[field]:
                 raise IncompatibleSketchError(field, self.params[field], other.params[field], operation)
-        if None not in (self._key_domain, other._key_domain) and self._key_domain != other._key_domain:
-            raise IncompatibleSketchError("key_domain", self._key_domain, other._key_domain, operation)
+        mine, theirs = self._domain(), other._domain()
+        if None not in (mine, theirs) and mine != theirs:
+            raise IncompatibleSketchError("key_domain", mine, theirs, operation)
         if self._legacy != other._legacy:  # their fingerprints and ranks come from different hashes
             raise IncompatibleSketchError("rank hash", _LAYOUT[self._legacy], _LAYOUT[other._legacy], operation)
 
@@ -328,9 +338,9 @@ class JoinSample(Serialisable):
                 raise CounterOverflowError("merge would overflow the int64 total weight; the sample is unchanged")
         parts, covered = _union_claims(self, other, need_disjoint=not (mine_exact and theirs_exact))
         if mine_exact and theirs_exact:
-            theirs = other._totals("merge")
-            store = self._totals("merge").plus(theirs.keys, theirs.wide_weights(), "merge")
-            self._store, self._fin = store, None
+            theirs = other._totals("merge").store()
+            store = self._totals("merge").store().plus(theirs.keys, theirs.wide_weights(), "merge")
+            self._store, self._fin = Totals(self._float, store), None
         else:
             a, b = self._sample(), other._sample()
             self._fin = select(np.concatenate([a.fps, b.fps]), np.concatenate([a.totals, b.totals]), self._budget,
@@ -338,7 +348,7 @@ class JoinSample(Serialisable):
             self._store = None
         self._total, self._null = total, null
         self._parts, self._covered = parts, covered
-        self._key_domain = self._key_domain or other._key_domain
+        self._key_domain = self._domain() or other._domain()
         return self
 
     def __add__(self, other):
@@ -368,7 +378,7 @@ class JoinSample(Serialisable):
         if k is None:
             raise ValueError("the frequency of a null key is not tracked: see null_weight")
         domain = "str" if isinstance(key, (str, bytes, bytearray, memoryview)) else "int"
-        if self._key_domain not in (None, domain):
+        if self._domain() not in (None, domain):
             raise IncompatibleSketchError("key_domain", self._key_domain, domain, "query")
         s = self._sample()
         fp = fingerprints(np.array([k], dtype=np.int64), self._seed, self._legacy)
@@ -389,7 +399,7 @@ class JoinSample(Serialisable):
         """The sample as kind 5, layout 2 of :mod:`skimsketch.format.header` (``docs/format.md``)."""
         s = self._sample()
         head = fmt.Header(self.KIND, self._budget, 1, self._seed, None, self._float, 0.0, self._total, self._null,
-                          self.is_empty, counter_width=8, key_domain=self._key_domain)
+                          self.is_empty, counter_width=8, key_domain=self._domain())
         fps, totals = _sorted(s.fps, s.totals)
         parts = layout.SampleParts(s.tau, s.n_keys, self._parts, tuple(sorted(self._covered)), fps, totals,
                                 legacy=self._legacy)

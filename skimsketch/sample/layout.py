@@ -173,11 +173,15 @@ def decode_sample(ext: bytes, head: Header) -> SampleParts:
         raise CorruptSketchError(f"sample fingerprint section of {fp_bytes} bytes overruns the extension")
     if n > 8 * fp_bytes:
         raise CorruptSketchError(f"sample of {n} entries in a {fp_bytes}-byte fingerprint section")
-    fps = sample_codec.rice_decode(ext[at:at + fp_bytes], n, r)
     rest = ext[at + fp_bytes:]
+    # every size check before the allocations it guards: n is bounded by the bytes present
+    if head.float_counters and len(rest) != 8 * n:
+        raise CorruptSketchError(f"sample totals section of {len(rest)} bytes, {n} float totals need {8 * n}")
+    if not head.float_counters and not n <= len(rest) <= 10 * n:
+        raise CorruptSketchError(f"sample totals section of {len(rest)} bytes does not hold exactly {n} varints "
+                                 "(1 to 10 bytes each)")
+    fps = sample_codec.rice_decode(ext[at:at + fp_bytes], n, r)
     if head.float_counters:
-        if len(rest) != 8 * n:
-            raise CorruptSketchError(f"sample totals section of {len(rest)} bytes, {n} float totals need {8 * n}")
         totals = np.frombuffer(rest, "<f8").astype(np.float64)
     else:
         totals = sample_codec.varint_decode(rest, n)
