@@ -1,0 +1,247 @@
+"""The table of heavy keys: buckets of 8 slots, two bucket choices per key, randomised admission.
+
+State (all numpy, the layout the bytes and the compiled kernel share, ``docs/heavy.md``):
+``keys`` (int64, ``B * 8`` slots, bucket-major), ``counts`` (int64 or float64; 0 = empty
+slot, whose key is 0), ``clean`` (uint8 per bucket, bit ``j``: slot ``j``'s key provably
+has no residual), ``spilled`` (bit ``b & 7`` of byte ``b >> 3``: some key with bucket ``b``
+among its two choices sent weight to the residual sketch) and ``draws`` (admission draws so far).
+
+One arrival ``(k, w)``, ``w > 0`` (:func:`admit_reference`; the compiled kernel is the same loop):
+
+1. ``b1, b2 = buckets(k)``; if a slot of ``b1`` (then ``b2``) holds ``k``, its count grows by ``w``;
+2. else if either bucket has an empty slot: the first empty slot of the fuller-not bucket
+   (``b1`` when ``n1 <= n2``) takes ``(k, w)``, clean unless both ``b1`` and ``b2`` are spilled;
+3. else the smaller of the two bucket minima (``b1``'s on a tie; the first slot holding it),
+   ``m``, is replaced with probability ``w / (m + w)`` (draw ``u``: ``(u >> 11) * 2**-53 < p`` in
+   double precision): its key and count ``m`` are *spilled* and ``(k, w)`` takes the slot;
+   otherwise ``(k, w)`` itself is spilled. A spilled key marks both of its buckets spilled.
+
+Spills go to the residual Count-Sketch, so ``f = table + residual`` holds exactly after every
+arrival. Invariants (tested): a key whose weight ever reached the residual has both buckets
+spilled; a clean slot's key has a zero residual. So a key is *provably without residual* on a
+side when that side holds it clean, or when one of its buckets there is not spilled (then, if
+the side does not hold it, its frequency there is 0). Admission never reads the sketch's hashes:
+the bucket hash is ``mix(key ^ mix(seed ^ TABLE_SALT))`` and the draws ``mix(mix(seed ^ RNG_SALT)
++ (n + 1) G)``, so the residual is independent of the Count-Sketch's signs given the stream.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..hashing import mix
+
+__all__ = ["SLOTS", "TABLE_SALT", "RNG_SALT", "HeavyTable", "admit_reference", "bucket_pairs"]
+
+SLOTS = 8
+TABLE_SALT = 0x48454156595F5442  # b"HEAVY_TB" read big-endian
+RNG_SALT = 0x48454156595F524E  # b"HEAVY_RN"
+_G = 0x9E3779B97F4A7C15
+_M64 = (1 << 64) - 1
+
+
+def _mix1(z: int) -> int:
+    return int(mix(np.array([z & _M64], dtype=np.uint64))[0])
+
+
+def table_salt(seed: int) -> int:
+    return _mix1(seed ^ TABLE_SALT)
+
+
+def rng_state(seed: int) -> int:
+    return _mix1(seed ^ RNG_SALT)
+
+
+def bucket_pairs(keys: np.ndarray, buckets: int, salt: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(b1, b2)`` (int64) of int64 keys: ``y = mix(key ^ salt)``, ``b1 = (hi32(y) B) >> 32``,
+    ``b2 = (b1 + 1 + ((lo32(y) (B - 1)) >> 32)) mod B`` (two distinct buckets, ``B >= 2``)."""
+    y = mix(np.ascontiguousarray(keys, dtype=np.int64).view(np.uint64) ^ np.uint64(salt))
+    hi, lo = y >> np.uint64(32), y & np.uint64(0xFFFFFFFF)
+    b1 = (hi * np.uint64(buckets)) >> np.uint64(32)
+    b2 = (b1 + np.uint64(1) + ((lo * np.uint64(buckets - 1)) >> np.uint64(32))) % np.uint64(buckets)
+    return b1.astype(np.int64), b2.astype(np.int64)
+
+
+class HeavyTable:
+    """The table's arrays (module docstring) and the queries the estimator needs."""
+
+    __slots__ = ("buckets", "float_counts", "salt", "rng", "keys", "counts", "clean", "spilled", "draws")
+
+    def __init__(self, buckets: int, seed: int, float_counts: bool):
+        self.buckets, self.float_counts = int(buckets), bool(float_counts)
+        self.salt, self.rng = table_salt(seed), rng_state(seed)
+        self.keys = np.zeros(self.buckets * SLOTS, dtype=np.int64)
+        self.counts = np.zeros(self.buckets * SLOTS, dtype=np.float64 if float_counts else np.int64)
+        self.clean = np.zeros(self.buckets, dtype=np.uint8)
+        self.spilled = np.zeros((self.buckets + 7) // 8, dtype=np.uint8)
+        self.draws = 0
+
+    def copy(self) -> HeavyTable:
+        out = HeavyTable.__new__(HeavyTable)
+        for name in ("buckets", "float_counts", "salt", "rng", "draws"):
+            setattr(out, name, getattr(self, name))
+        for name in ("keys", "counts", "clean", "spilled"):
+            setattr(out, name, getattr(self, name).copy())
+        return out
+
+    def same_state(self, other: HeavyTable) -> bool:
+        return self.draws == other.draws and all(
+            np.array_equal(getattr(self, n), getattr(other, n)) for n in ("keys", "counts", "clean", "spilled"))
+
+    # -- views ----------------------------------------------------------------
+    def occupied(self) -> np.ndarray:
+        """Slot indices holding a key (count non-zero), ascending."""
+        return np.flatnonzero(self.counts)
+
+    def clean_slots(self) -> np.ndarray:
+        """A bool per slot: its clean bit."""
+        return np.unpackbits(self.clean, bitorder="little").astype(bool)
+
+    def spilled_buckets(self) -> np.ndarray:
+        """A bool per bucket: its spilled bit."""
+        return np.unpackbits(self.spilled, bitorder="little")[: self.buckets].astype(bool)
+
+    def entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(keys, counts, clean) of the occupied slots, in slot order."""
+        occ = self.occupied()
+        return self.keys[occ], self.counts[occ], self.clean_slots()[occ]
+
+    @property
+    def mass(self):
+        """The total count held by the table."""
+        return float(self.counts.sum()) if self.float_counts else int(self.counts.sum(dtype=np.int64))
+
+    def no_residual(self, keys: np.ndarray) -> np.ndarray:
+        """Per int64 key: True when the key's residual on this side is provably 0 (module docstring:
+        it is held clean, or one of its buckets is not spilled)."""
+        if len(keys) == 0:
+            return np.zeros(0, dtype=bool)
+        b1, b2 = bucket_pairs(keys, self.buckets, self.salt)
+        sp = self.spilled_buckets()
+        out = ~(sp[b1] & sp[b2])
+        held, clean = self.lookup(keys)
+        return out | (held & clean)
+
+    def lookup(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(held, clean) per int64 key: whether the table holds it, and whether that slot is clean."""
+        occ = self.occupied()
+        tk = self.keys[occ]
+        o = np.argsort(tk, kind="stable")
+        pos = np.searchsorted(tk[o], keys)
+        pos = np.minimum(pos, max(len(tk) - 1, 0))
+        held = (tk[o][pos] == keys) if len(tk) else np.zeros(len(keys), dtype=bool)
+        clean = np.zeros(len(keys), dtype=bool)
+        if held.any():
+            clean[held] = self.clean_slots()[occ[o][pos[held]]]
+        return held, clean
+
+
+def _bit(arr: np.ndarray, i: int) -> bool:
+    return bool(arr[i >> 3] >> (i & 7) & 1)
+
+
+def admit_reference(t: HeavyTable, keys: np.ndarray, weights, spill_keys: list, spill_weights: list,
+                    dirty: np.ndarray | None = None) -> None:
+    """Admit each ``(keys[i], weights[i])`` in order (weights >= 0, zeros skipped; None: 1 each), appending
+    every spilled ``(key, weight)`` to the lists: the written-down definition (module docstring), one key
+    at a time. ``dirty[i]`` (merges): the arrival may have a residual elsewhere, so its slot is never clean."""
+    b1s, b2s = bucket_pairs(keys, t.buckets, t.salt)
+    tk, tc, spilled = t.keys, t.counts, t.spilled
+    one = 1.0 if t.float_counts else 1
+    kl, b1l, b2l = keys.tolist(), b1s.tolist(), b2s.tolist()
+    wl = [one] * len(kl) if weights is None else weights.tolist()
+    dl = [False] * len(kl) if dirty is None else dirty.tolist()
+    for k, w, b1, b2, d in zip(kl, wl, b1l, b2l, dl):
+        if w == 0:
+            continue
+        s1, s2 = b1 * SLOTS, b2 * SLOTS
+        hit = -1
+        for s in (*range(s1, s1 + SLOTS), *range(s2, s2 + SLOTS)):
+            if tc[s] != 0 and tk[s] == k:
+                hit = s
+                break
+        if hit >= 0:
+            tc[hit] += w
+            continue
+        n1 = int(np.count_nonzero(tc[s1:s1 + SLOTS]))
+        n2 = int(np.count_nonzero(tc[s2:s2 + SLOTS]))
+        if n1 < SLOTS or n2 < SLOTS:
+            base = s1 if n1 <= n2 else s2
+            slot = base + int(np.flatnonzero(tc[base:base + SLOTS] == 0)[0])
+            _place(t, slot, k, w, b1, b2, d)
+            continue
+        j1, j2 = int(np.argmin(tc[s1:s1 + SLOTS])), int(np.argmin(tc[s2:s2 + SLOTS]))
+        m1, m2 = tc[s1 + j1], tc[s2 + j2]
+        slot, m = (s1 + j1, m1) if m1 <= m2 else (s2 + j2, m2)
+        t.draws += 1
+        u = _mix1(t.rng + t.draws * _G) >> 11
+        if u * 2.0**-53 < float(w) / (float(m) + float(w)):
+            old = int(tk[slot])
+            spill_keys.append(old)
+            spill_weights.append(m.item())
+            _mark(spilled, old, t)
+            _place(t, slot, k, w, b1, b2, d)
+        else:
+            spill_keys.append(k)
+            spill_weights.append(w)
+            _mark_pair(spilled, b1, b2)
+
+
+def _mark_pair(spilled: np.ndarray, b1: int, b2: int) -> None:
+    spilled[b1 >> 3] |= np.uint8(1 << (b1 & 7))
+    spilled[b2 >> 3] |= np.uint8(1 << (b2 & 7))
+
+
+def _mark(spilled: np.ndarray, key: int, t: HeavyTable) -> None:
+    b1, b2 = bucket_pairs(np.array([key], dtype=np.int64), t.buckets, t.salt)
+    _mark_pair(spilled, int(b1[0]), int(b2[0]))
+
+
+def _place(t: HeavyTable, slot: int, k: int, w, b1: int, b2: int, dirty: bool) -> None:
+    """Slot ``slot`` takes ``(k, w)``; clean unless ``dirty`` or both of ``k``'s buckets are spilled."""
+    t.keys[slot], t.counts[slot] = k, w
+    bucket, bit = divmod(slot, SLOTS)
+    is_clean = not dirty and not (_bit(t.spilled, b1) and _bit(t.spilled, b2))
+    if is_clean:
+        t.clean[bucket] |= np.uint8(1 << bit)
+    else:
+        t.clean[bucket] &= np.uint8(~(1 << bit) & 0xFF)
+
+
+def admit(t: HeavyTable, keys: np.ndarray, weights, dirty: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Admit the arrivals in order (:func:`admit_reference`, or the compiled kernel: the same loop) ->
+    the spilled ``(keys, weights)`` for the residual."""
+    keys = np.ascontiguousarray(keys, dtype=np.int64)
+    if weights is not None:
+        weights = np.ascontiguousarray(weights, dtype=np.float64 if t.float_counts else np.int64)
+    sk, sw = [], []
+    admit_reference(t, keys, weights, sk, sw)
+    dt = np.float64 if t.float_counts else np.int64
+    return np.asarray(sk, dtype=np.int64), np.asarray(sw, dtype=dt)
+
+
+def merge_into(t: HeavyTable, o: HeavyTable) -> tuple[np.ndarray, np.ndarray]:
+    """Merge table ``o`` into ``t`` (same buckets and seed) -> the spilled ``(keys, weights)``.
+
+    Keys both hold: counts add, clean if clean in both. ``t``'s other keys stay clean only if ``o``
+    provably has none of them (one of the key's buckets not spilled in ``o``). Spilled bits are OR-ed.
+    Then ``o``'s other keys, in slot order, are admitted with their counts by the admission rule, never
+    clean unless clean in ``o`` (``dirty``)."""
+    ko, co, clo = o.entries()
+    occ = t.occupied()
+    order = np.argsort(t.keys[occ], kind="stable")
+    sorted_keys = t.keys[occ][order]
+    pos = np.minimum(np.searchsorted(sorted_keys, ko), max(len(sorted_keys) - 1, 0))
+    held = sorted_keys[pos] == ko if len(sorted_keys) else np.zeros(len(ko), dtype=bool)
+    slots = occ[order][pos[held]]
+    t.counts[slots] += co[held]
+    bits = t.clean_slots()
+    bits[slots] &= clo[held]
+    mine = np.setdiff1d(occ, slots, assume_unique=True)
+    if len(mine):
+        b1, b2 = bucket_pairs(t.keys[mine], t.buckets, t.salt)
+        sp = o.spilled_buckets()
+        bits[mine] &= ~(sp[b1] & sp[b2])
+    t.clean = np.packbits(bits, bitorder="little")
+    t.spilled = t.spilled | o.spilled
+    return admit(t, ko[~held], co[~held], ~clo[~held])
