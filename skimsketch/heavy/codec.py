@@ -10,14 +10,15 @@ counts) only, counter type 1 (int64), 3 (int32: every residual counter and table
     0          4          magic b"HEVY"
     4          1          layout version (1)
     5          1          slots per bucket (8)
-    6          2          reserved, zero
+    6          1          F: spilled-filter bits per bucket (1 <= F <= 64)
+    7          1          reserved, zero
     8          4          buckets B (u32, 2 <= B <= 2**24)
     12         4          reserved, zero
     16         8          draws: admission draws so far (u64)
     24         64 B       slot keys (i64), bucket-major (slot j of bucket b at index 8 b + j)
     24+64B     8 s B      slot counts, counter type (0: empty slot, whose key is 0)
     24+64B+8sB B          clean bits: byte b, bit j = slot 8 b + j's key has no residual
-    ...        ceil(B/8)  spilled bits: byte b >> 3, bit b & 7 = bucket b spilled; bits past B zero
+    ...        ceil(FB/8) the spilled filter, S = F B bits: byte i >> 3, bit i & 7 = bit i; bits past S zero
 
 :func:`decode` rejects everything else with :class:`CorruptSketchError` (sizes are checked before
 anything is allocated).
@@ -34,21 +35,22 @@ from ..errors import CorruptSketchError
 from ..kernels import fits_int32
 from .table import SLOTS, HeavyTable, bucket_pairs
 
-__all__ = ["HEAVY_KIND", "EXT_HEAD", "MAX_BUCKETS", "MAX_DEPTH", "decode", "encode", "serialised_size"]
+__all__ = ["HEAVY_KIND", "EXT_HEAD", "MAX_BUCKETS", "MAX_DEPTH", "MAX_FILTER", "decode", "encode", "serialised_size"]
 
 HEAVY_KIND = 6
 MAGIC = b"HEVY"
 LAYOUT = 1
-_HEAD = struct.Struct("<4sBB2sII Q".replace(" ", ""))  # 24 bytes
+_HEAD = struct.Struct("<4sBBBxIIQ")  # 24 bytes (x: the reserved byte 7, written and checked zero)
 EXT_HEAD = _HEAD.size
 MAX_BUCKETS = 1 << 24
 MAX_DEPTH = 64
+MAX_FILTER = 64
 
 
-def serialised_size(buckets: int, width: int, depth: int, counter_bytes: int) -> int:
+def serialised_size(buckets: int, width: int, depth: int, counter_bytes: int, filter_per_bucket: int) -> int:
     """Bytes of a sketch of this shape whose counters are ``counter_bytes`` wide."""
-    return fmt.FRAME_BYTES + EXT_HEAD + buckets * SLOTS * (8 + counter_bytes) + buckets + (buckets + 7) // 8 \
-        + counter_bytes * depth * width
+    return fmt.FRAME_BYTES + EXT_HEAD + buckets * SLOTS * (8 + counter_bytes) + buckets \
+        + (buckets * filter_per_bucket + 7) // 8 + counter_bytes * depth * width
 
 
 def encode(head: fmt.Header, table: HeavyTable, residual: np.ndarray) -> bytes:
@@ -59,7 +61,7 @@ def encode(head: fmt.Header, table: HeavyTable, residual: np.ndarray) -> bytes:
         cw = 4 if fits_int32(residual) and fits_int32(table.counts) else 8
     dt = fmt.COUNTER_TYPES[fmt.counter_type(table.float_counts, cw)]
     ext = b"".join([
-        _HEAD.pack(MAGIC, LAYOUT, SLOTS, b"\0\0", table.buckets, 0, table.draws),
+        _HEAD.pack(MAGIC, LAYOUT, SLOTS, table.filter_bits // table.buckets, table.buckets, 0, table.draws),
         np.ascontiguousarray(table.keys, dtype="<i8").tobytes(),
         np.ascontiguousarray(table.counts, dtype=dt).tobytes(),
         table.clean.tobytes(), table.spilled.tobytes()])
@@ -77,23 +79,26 @@ def decode(head: fmt.Header, residual: np.ndarray, ext: bytes, seed: int) -> Hea
         raise CorruptSketchError(f"heavy-key sketch depth {head.depth} above {MAX_DEPTH}")
     if len(ext) < EXT_HEAD:
         raise CorruptSketchError(f"heavy-key extension truncated: {len(ext)} bytes, need at least {EXT_HEAD}")
-    magic, layout, slots, reserved, buckets, reserved2, draws = _HEAD.unpack_from(ext, 0)
+    magic, layout, slots, per_bucket, buckets, reserved, draws = _HEAD.unpack_from(ext, 0)
     if magic != MAGIC:
         raise CorruptSketchError(f"bad heavy-key extension magic {magic!r}")
     if layout != LAYOUT or slots != SLOTS:
         raise CorruptSketchError(f"unknown heavy-key layout {layout} with {slots} slots a bucket (this library "
                                  f"reads layout {LAYOUT}, {SLOTS} slots)")
-    if reserved != b"\0\0" or reserved2:
+    if ext[7] or reserved:
         raise CorruptSketchError("reserved heavy-key extension bytes are set")
+    if not 1 <= per_bucket <= MAX_FILTER:
+        raise CorruptSketchError(f"heavy-key spilled filter of {per_bucket} bits a bucket (1 to {MAX_FILTER})")
     if not 2 <= buckets <= MAX_BUCKETS:
         raise CorruptSketchError(f"heavy-key bucket count {buckets} outside [2, {MAX_BUCKETS}]")
     cw = head.counter_width
     n = buckets * SLOTS
-    want = EXT_HEAD + n * (8 + cw) + buckets + (buckets + 7) // 8
+    nf = (buckets * per_bucket + 7) // 8
+    want = EXT_HEAD + n * (8 + cw) + buckets + nf
     if len(ext) != want:
         raise CorruptSketchError(f"heavy-key extension size mismatch: {len(ext)} bytes, {buckets} buckets imply {want}")
     dt = fmt.COUNTER_TYPES[fmt.counter_type(head.float_counters, cw)]
-    t = HeavyTable(buckets, seed, head.float_counters)
+    t = HeavyTable(buckets, seed, head.float_counters, per_bucket)
     t.draws = draws
     at = EXT_HEAD
     t.keys = np.frombuffer(ext, "<i8", n, at).astype(np.int64)
@@ -101,7 +106,7 @@ def decode(head: fmt.Header, residual: np.ndarray, ext: bytes, seed: int) -> Hea
     t.counts = np.frombuffer(ext, dt, n, at).astype(np.float64 if head.float_counters else np.int64)
     at += cw * n
     t.clean = np.frombuffer(ext, np.uint8, buckets, at).copy()
-    t.spilled = np.frombuffer(ext, np.uint8, (buckets + 7) // 8, at + buckets).copy()
+    t.spilled = np.frombuffer(ext, np.uint8, nf, at + buckets).copy()
     _check(head, t, residual)
     return t
 
@@ -115,8 +120,8 @@ def _check(head: fmt.Header, t: HeavyTable, residual: np.ndarray) -> None:
     empty = c == 0
     if (t.keys[empty] != 0).any() or t.clean_slots()[empty].any():
         raise CorruptSketchError("an empty heavy-key slot has a key or a clean bit")
-    if t.buckets % 8 and t.spilled[-1] >> (t.buckets % 8):
-        raise CorruptSketchError("heavy-key spilled bits are set past the last bucket")
+    if t.filter_bits % 8 and t.spilled[-1] >> (t.filter_bits % 8):
+        raise CorruptSketchError("heavy-key spilled-filter bits are set past its last bit")
     occ = np.flatnonzero(~empty)
     keys = t.keys[occ]
     if len(np.unique(keys)) != len(keys):
@@ -137,9 +142,9 @@ def _check(head: fmt.Header, t: HeavyTable, residual: np.ndarray) -> None:
         if rest == 0 and residual.any():
             raise CorruptSketchError("heavy-key residual counters are non-zero but no weight was spilled")
         if rest and not t.spilled.any():
-            raise CorruptSketchError("heavy-key weight was spilled but no bucket is marked spilled")
+            raise CorruptSketchError("heavy-key weight was spilled but the spilled filter is empty")
     if not t.spilled.any() and residual.any():
-        raise CorruptSketchError("heavy-key residual counters are non-zero but no bucket is marked spilled")
+        raise CorruptSketchError("heavy-key residual counters are non-zero but the spilled filter is empty")
     nothing = not occ.size and not residual.any() and head.total_weight == 0
     if head.empty != (nothing and head.null_weight == 0):
         raise CorruptSketchError("the empty flag disagrees with the heavy-key sketch's state")

@@ -16,8 +16,9 @@ byte-identical to the sketch of one stream: that is why this is a kind of its ow
 deletes: a negative weight is refused (the :class:`skimsketch.SkimmedSketch` handles deletes exactly).
 
 >>> import skimsketch as ss
->>> a = ss.HeavyKeySketch.for_bytes(4096, seed=1).update([1, 1, 2, 3])
->>> b = ss.HeavyKeySketch.for_bytes(4096, seed=1).update([1, 3, 3])
+>>> from skimsketch.heavy import HeavyKeySketch
+>>> a = HeavyKeySketch.for_bytes(4096, seed=1).update([1, 1, 2, 3])
+>>> b = HeavyKeySketch.for_bytes(4096, seed=1).update([1, 3, 3])
 >>> float(a.join_size(b))  # every key held clean: exact, 2*1 + 1*2
 4.0
 >>> ss.from_bytes(a.to_bytes()).join_size(b).value
@@ -42,7 +43,7 @@ from ..serde import Serialisable
 from . import codec
 from .estimator import METHOD, Side, join_estimate
 from .residual import Residual
-from .table import HeavyTable, admit, merge_into
+from .table import FILTER_PER_BUCKET, HeavyTable, admit, merge_into
 
 __all__ = ["HeavyKeySketch", "DEFAULT_DEPTH", "TABLE_SHARE", "shape_for_bytes"]
 
@@ -61,19 +62,22 @@ def _check_int(name: str, value, lo: int, hi: int) -> int:
     return int(value)
 
 
-def shape_for_bytes(nbytes: int, depth: int = DEFAULT_DEPTH, share: float = TABLE_SHARE) -> tuple[int, int]:
+def shape_for_bytes(nbytes: int, depth: int = DEFAULT_DEPTH, share: float = TABLE_SHARE,
+                    filter_per_bucket: int = FILTER_PER_BUCKET) -> tuple[int, int]:
     """``(buckets, width)`` of the sketch of budget ``nbytes``: about ``share`` of the bytes past the
-    fixed 92 to the table (97.125 bytes a bucket with 4-byte counts), the rest to ``depth`` rows of 4-byte
-    counters; :func:`skimsketch.heavy.codec.serialised_size` is at most ``nbytes``.
+    fixed 92 to the table (97 bytes a bucket with 4-byte counts, and its ``F / 8`` bytes of spilled filter),
+    the rest to ``depth`` rows of 4-byte counters; :func:`skimsketch.heavy.codec.serialised_size` is at
+    most ``nbytes``.
 
     >>> shape_for_bytes(4096), shape_for_bytes(65536)
-    (20, 128)
+    ((19, 125), (311, 2049))
     """
     nbytes = _check_int("nbytes", nbytes, MIN_NBYTES, MAX_NBYTES)
-    room = nbytes - codec.serialised_size(0, 0, depth, 4)
-    buckets = max(2, int(share * room / 97.125))
+    f = filter_per_bucket
+    room = nbytes - codec.serialised_size(0, 0, depth, 4, f)
+    buckets = max(2, int(share * room / (97 + f / 8)))
     while True:
-        width = (nbytes - codec.serialised_size(buckets, 0, depth, 4)) // (4 * depth)
+        width = (nbytes - codec.serialised_size(buckets, 0, depth, 4, f)) // (4 * depth)
         if width >= 1 or buckets == 2:
             break
         buckets -= 1
@@ -91,7 +95,8 @@ class HeavyKeySketch(Serialisable):
     KIND = codec.HEAVY_KIND
     METHOD = METHOD
 
-    def __init__(self, buckets: int, width: int, depth: int = DEFAULT_DEPTH, seed: int = 0, dtype: str = "int64"):
+    def __init__(self, buckets: int, width: int, depth: int = DEFAULT_DEPTH, seed: int = 0, dtype: str = "int64",
+                 filter_per_bucket: int = FILTER_PER_BUCKET):
         buckets = _check_int("buckets", buckets, 2, codec.MAX_BUCKETS)
         width = _check_int("width", width, 1, MAX_WIDTH)
         depth = _check_int("depth", depth, 1, codec.MAX_DEPTH)
@@ -99,7 +104,8 @@ class HeavyKeySketch(Serialisable):
         if dtype not in ("int64", "float64"):
             raise ValueError(f"dtype must be 'int64' or 'float64', got {dtype!r}")
         self._float = dtype == "float64"
-        self._table = HeavyTable(buckets, self._seed, self._float)
+        per_bucket = _check_int("filter_per_bucket", filter_per_bucket, 1, codec.MAX_FILTER)
+        self._table = HeavyTable(buckets, self._seed, self._float, per_bucket)
         self._residual = Residual(width, depth, self._seed, self._float)
         self._total = 0.0 if self._float else 0
         self._null = 0.0 if self._float else 0
@@ -118,11 +124,13 @@ class HeavyKeySketch(Serialisable):
     @property
     def params(self) -> dict:
         return {"buckets": self.buckets, "width": self.width, "depth": self.depth, "seed": self._seed,
-                "dtype": self.dtype}
+                "dtype": self.dtype, "filter_per_bucket": self.filter_per_bucket}
 
     buckets = property(lambda self: self._table.buckets, doc="Buckets of the table (8 slots each).")
     width = property(lambda self: self._residual.width, doc="Counters per row of the residual Count-Sketch.")
     depth = property(lambda self: self._residual.depth, doc="Rows of the residual Count-Sketch.")
+    filter_per_bucket = property(lambda self: self._table.filter_bits // self._table.buckets,
+                                 doc="Bits of the spilled filter per bucket.")
     seed = property(lambda self: self._seed)
     dtype = property(lambda self: "float64" if self._float else "int64")
     float_counters = property(lambda self: self._float)
@@ -159,7 +167,7 @@ class HeavyKeySketch(Serialisable):
     __hash__ = None
 
     def empty_like(self) -> HeavyKeySketch:
-        return HeavyKeySketch(self.buckets, self.width, self.depth, self._seed, self.dtype)
+        return HeavyKeySketch(self.buckets, self.width, self.depth, self._seed, self.dtype, self.filter_per_bucket)
 
     def copy(self) -> HeavyKeySketch:
         out = self.empty_like()
@@ -205,7 +213,7 @@ class HeavyKeySketch(Serialisable):
     def _check_compatible(self, other, operation: str) -> None:
         if not isinstance(other, HeavyKeySketch):
             raise IncompatibleSketchError("type", type(self).__name__, type(other).__name__, operation)
-        fields = ("seed", "width", "depth") if operation == "join" else ("seed", "width", "depth", "buckets", "dtype")
+        fields = ("seed", "width", "depth") if operation == "join" else tuple(self.params)
         for field in fields:
             if self.params[field] != other.params[field]:
                 raise IncompatibleSketchError(field, self.params[field], other.params[field], operation)
@@ -270,7 +278,8 @@ class HeavyKeySketch(Serialisable):
     @classmethod
     def _from_parts(cls, head: fmt.Header, counters: np.ndarray, ext: bytes) -> HeavyKeySketch:
         table = codec.decode(head, counters, ext, head.seed)
-        sk = cls(table.buckets, head.width, head.depth, head.seed, "float64" if head.float_counters else "int64")
+        sk = cls(table.buckets, head.width, head.depth, head.seed, "float64" if head.float_counters else "int64",
+                 table.filter_bits // table.buckets)
         sk._table = table
         sk._residual = Residual(head.width, head.depth, head.seed, head.float_counters, counters)
         sk._total, sk._null, sk._key_domain = head.total_weight, head.null_weight, head.key_domain

@@ -3,26 +3,29 @@
 State (all numpy, the layout the bytes and the compiled kernel share, ``docs/heavy.md``):
 ``keys`` (int64, ``B * 8`` slots, bucket-major), ``counts`` (int64 or float64; 0 = empty
 slot, whose key is 0), ``clean`` (uint8 per bucket, bit ``j``: slot ``j``'s key provably
-has no residual), ``spilled`` (bit ``b & 7`` of byte ``b >> 3``: some key with bucket ``b``
-among its two choices sent weight to the residual sketch) and ``draws`` (admission draws so far).
+has no residual), ``spilled`` (the spilled filter, ``S = F B`` bits, bit ``i & 7`` of byte
+``i >> 3``: a key that ever sent weight to the residual has both its filter bits set) and
+``draws`` (admission draws so far).
 
 One arrival ``(k, w)``, ``w > 0`` (:func:`admit_reference`; the compiled kernel is the same loop):
 
 1. ``b1, b2 = buckets(k)``; if a slot of ``b1`` (then ``b2``) holds ``k``, its count grows by ``w``;
-2. else if either bucket has an empty slot: the first empty slot of the fuller-not bucket
-   (``b1`` when ``n1 <= n2``) takes ``(k, w)``, clean unless both ``b1`` and ``b2`` are spilled;
+2. else if either bucket has an empty slot: the first empty slot of ``b1`` when ``n1 <= n2``
+   (occupied slots), else of ``b2``, takes ``(k, w)``, clean unless both of ``k``'s filter bits are set;
 3. else the smaller of the two bucket minima (``b1``'s on a tie; the first slot holding it),
    ``m``, is replaced with probability ``w / (m + w)`` (draw ``u``: ``(u >> 11) * 2**-53 < p`` in
-   double precision): its key and count ``m`` are *spilled* and ``(k, w)`` takes the slot;
-   otherwise ``(k, w)`` itself is spilled. A spilled key marks both of its buckets spilled.
+   double precision): its key and count ``m`` are *spilled* and ``(k, w)`` takes the slot (clean
+   unless both its filter bits are set); otherwise ``(k, w)`` itself is spilled. A spilled key sets
+   both of its filter bits.
 
 Spills go to the residual Count-Sketch, so ``f = table + residual`` holds exactly after every
-arrival. Invariants (tested): a key whose weight ever reached the residual has both buckets
-spilled; a clean slot's key has a zero residual. So a key is *provably without residual* on a
-side when that side holds it clean, or when one of its buckets there is not spilled (then, if
-the side does not hold it, its frequency there is 0). Admission never reads the sketch's hashes:
-the bucket hash is ``mix(key ^ mix(seed ^ TABLE_SALT))`` and the draws ``mix(mix(seed ^ RNG_SALT)
-+ (n + 1) G)``, so the residual is independent of the Count-Sketch's signs given the stream.
+arrival. Invariants (tested): a key whose weight ever reached the residual has both filter bits
+set; a clean slot's key has a zero residual. So a key is *provably without residual* on a side
+when that side holds it clean, or when one of its filter bits there is unset (then, if the side
+does not hold it, its frequency there is 0). Admission never reads the sketch's hashes: buckets
+and filter bits come from ``y = mix(key ^ mix(seed ^ TABLE_SALT))`` and ``mix(y)``, the draws from
+``mix(mix(seed ^ RNG_SALT) + (n + 1) G)``, so the residual is independent of the Count-Sketch's
+signs given the stream.
 """
 
 from __future__ import annotations
@@ -31,11 +34,13 @@ import numpy as np
 
 from ..hashing import mix
 
-__all__ = ["SLOTS", "TABLE_SALT", "RNG_SALT", "HeavyTable", "admit_reference", "bucket_pairs"]
+__all__ = ["FILTER_PER_BUCKET", "SLOTS", "TABLE_SALT", "RNG_SALT", "HeavyTable", "admit", "admit_reference",
+           "bucket_pairs", "filter_pairs", "merge_into"]
 
 SLOTS = 8
 TABLE_SALT = 0x48454156595F5442  # b"HEAVY_TB" read big-endian
 RNG_SALT = 0x48454156595F524E  # b"HEAVY_RN"
+FILTER_PER_BUCKET = 64  # spilled-filter bits per bucket (docs/heavy.md: measured)
 _G = 0x9E3779B97F4A7C15
 _M64 = (1 << 64) - 1
 
@@ -52,33 +57,47 @@ def rng_state(seed: int) -> int:
     return _mix1(seed ^ RNG_SALT)
 
 
+def _halves(y: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    hi, lo = y >> np.uint64(32), y & np.uint64(0xFFFFFFFF)
+    return (hi * np.uint64(n)) >> np.uint64(32), lo
+
+
 def bucket_pairs(keys: np.ndarray, buckets: int, salt: int) -> tuple[np.ndarray, np.ndarray]:
     """``(b1, b2)`` (int64) of int64 keys: ``y = mix(key ^ salt)``, ``b1 = (hi32(y) B) >> 32``,
     ``b2 = (b1 + 1 + ((lo32(y) (B - 1)) >> 32)) mod B`` (two distinct buckets, ``B >= 2``)."""
     y = mix(np.ascontiguousarray(keys, dtype=np.int64).view(np.uint64) ^ np.uint64(salt))
-    hi, lo = y >> np.uint64(32), y & np.uint64(0xFFFFFFFF)
-    b1 = (hi * np.uint64(buckets)) >> np.uint64(32)
+    b1, lo = _halves(y, buckets)
     b2 = (b1 + np.uint64(1) + ((lo * np.uint64(buckets - 1)) >> np.uint64(32))) % np.uint64(buckets)
     return b1.astype(np.int64), b2.astype(np.int64)
+
+
+def filter_pairs(keys: np.ndarray, bits: int, salt: int) -> tuple[np.ndarray, np.ndarray]:
+    """The key's two bits ``(p1, p2)`` (int64) in the spilled filter of ``bits`` bits: ``z = mix(mix(key ^ salt))``,
+    ``p1 = (hi32(z) S) >> 32``, ``p2 = (lo32(z) S) >> 32`` (they may coincide)."""
+    z = mix(mix(np.ascontiguousarray(keys, dtype=np.int64).view(np.uint64) ^ np.uint64(salt)))
+    p1, lo = _halves(z, bits)
+    return p1.astype(np.int64), ((lo * np.uint64(bits)) >> np.uint64(32)).astype(np.int64)
 
 
 class HeavyTable:
     """The table's arrays (module docstring) and the queries the estimator needs."""
 
-    __slots__ = ("buckets", "float_counts", "salt", "rng", "keys", "counts", "clean", "spilled", "draws")
+    __slots__ = ("buckets", "filter_bits", "float_counts", "salt", "rng", "keys", "counts", "clean", "spilled",
+                 "draws")
 
-    def __init__(self, buckets: int, seed: int, float_counts: bool):
+    def __init__(self, buckets: int, seed: int, float_counts: bool, filter_per_bucket: int = FILTER_PER_BUCKET):
         self.buckets, self.float_counts = int(buckets), bool(float_counts)
+        self.filter_bits = self.buckets * int(filter_per_bucket)
         self.salt, self.rng = table_salt(seed), rng_state(seed)
         self.keys = np.zeros(self.buckets * SLOTS, dtype=np.int64)
         self.counts = np.zeros(self.buckets * SLOTS, dtype=np.float64 if float_counts else np.int64)
         self.clean = np.zeros(self.buckets, dtype=np.uint8)
-        self.spilled = np.zeros((self.buckets + 7) // 8, dtype=np.uint8)
+        self.spilled = np.zeros((self.filter_bits + 7) // 8, dtype=np.uint8)
         self.draws = 0
 
     def copy(self) -> HeavyTable:
         out = HeavyTable.__new__(HeavyTable)
-        for name in ("buckets", "float_counts", "salt", "rng", "draws"):
+        for name in ("buckets", "filter_bits", "float_counts", "salt", "rng", "draws"):
             setattr(out, name, getattr(self, name))
         for name in ("keys", "counts", "clean", "spilled"):
             setattr(out, name, getattr(self, name).copy())
@@ -97,9 +116,11 @@ class HeavyTable:
         """A bool per slot: its clean bit."""
         return np.unpackbits(self.clean, bitorder="little").astype(bool)
 
-    def spilled_buckets(self) -> np.ndarray:
-        """A bool per bucket: its spilled bit."""
-        return np.unpackbits(self.spilled, bitorder="little")[: self.buckets].astype(bool)
+    def marked(self, keys: np.ndarray) -> np.ndarray:
+        """Per int64 key: both of its spilled-filter bits are set (necessary for any residual)."""
+        p1, p2 = filter_pairs(keys, self.filter_bits, self.salt)
+        bits = np.unpackbits(self.spilled, bitorder="little").astype(bool)
+        return bits[p1] & bits[p2]
 
     def entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(keys, counts, clean) of the occupied slots, in slot order."""
@@ -113,12 +134,10 @@ class HeavyTable:
 
     def no_residual(self, keys: np.ndarray) -> np.ndarray:
         """Per int64 key: True when the key's residual on this side is provably 0 (module docstring:
-        it is held clean, or one of its buckets is not spilled)."""
+        it is held clean, or one of its spilled-filter bits is unset)."""
         if len(keys) == 0:
             return np.zeros(0, dtype=bool)
-        b1, b2 = bucket_pairs(keys, self.buckets, self.salt)
-        sp = self.spilled_buckets()
-        out = ~(sp[b1] & sp[b2])
+        out = ~self.marked(keys)
         held, clean = self.lookup(keys)
         return out | (held & clean)
 
@@ -146,12 +165,13 @@ def admit_reference(t: HeavyTable, keys: np.ndarray, weights, spill_keys: list, 
     every spilled ``(key, weight)`` to the lists: the written-down definition (module docstring), one key
     at a time. ``dirty[i]`` (merges): the arrival may have a residual elsewhere, so its slot is never clean."""
     b1s, b2s = bucket_pairs(keys, t.buckets, t.salt)
+    p1s, p2s = filter_pairs(keys, t.filter_bits, t.salt)
     tk, tc, spilled = t.keys, t.counts, t.spilled
     one = 1.0 if t.float_counts else 1
-    kl, b1l, b2l = keys.tolist(), b1s.tolist(), b2s.tolist()
+    kl, b1l, b2l, p1l, p2l = keys.tolist(), b1s.tolist(), b2s.tolist(), p1s.tolist(), p2s.tolist()
     wl = [one] * len(kl) if weights is None else weights.tolist()
     dl = [False] * len(kl) if dirty is None else dirty.tolist()
-    for k, w, b1, b2, d in zip(kl, wl, b1l, b2l, dl):
+    for k, w, b1, b2, p1, p2, d in zip(kl, wl, b1l, b2l, p1l, p2l, dl):
         if w == 0:
             continue
         s1, s2 = b1 * SLOTS, b2 * SLOTS
@@ -168,7 +188,7 @@ def admit_reference(t: HeavyTable, keys: np.ndarray, weights, spill_keys: list, 
         if n1 < SLOTS or n2 < SLOTS:
             base = s1 if n1 <= n2 else s2
             slot = base + int(np.flatnonzero(tc[base:base + SLOTS] == 0)[0])
-            _place(t, slot, k, w, b1, b2, d)
+            _place(t, slot, k, w, p1, p2, d)
             continue
         j1, j2 = int(np.argmin(tc[s1:s1 + SLOTS])), int(np.argmin(tc[s2:s2 + SLOTS]))
         m1, m2 = tc[s1 + j1], tc[s2 + j2]
@@ -180,11 +200,11 @@ def admit_reference(t: HeavyTable, keys: np.ndarray, weights, spill_keys: list, 
             spill_keys.append(old)
             spill_weights.append(m.item())
             _mark(spilled, old, t)
-            _place(t, slot, k, w, b1, b2, d)
+            _place(t, slot, k, w, p1, p2, d)
         else:
             spill_keys.append(k)
             spill_weights.append(w)
-            _mark_pair(spilled, b1, b2)
+            _mark_pair(spilled, p1, p2)
 
 
 def _mark_pair(spilled: np.ndarray, b1: int, b2: int) -> None:
@@ -193,15 +213,15 @@ def _mark_pair(spilled: np.ndarray, b1: int, b2: int) -> None:
 
 
 def _mark(spilled: np.ndarray, key: int, t: HeavyTable) -> None:
-    b1, b2 = bucket_pairs(np.array([key], dtype=np.int64), t.buckets, t.salt)
-    _mark_pair(spilled, int(b1[0]), int(b2[0]))
+    p1, p2 = filter_pairs(np.array([key], dtype=np.int64), t.filter_bits, t.salt)
+    _mark_pair(spilled, int(p1[0]), int(p2[0]))
 
 
-def _place(t: HeavyTable, slot: int, k: int, w, b1: int, b2: int, dirty: bool) -> None:
-    """Slot ``slot`` takes ``(k, w)``; clean unless ``dirty`` or both of ``k``'s buckets are spilled."""
+def _place(t: HeavyTable, slot: int, k: int, w, p1: int, p2: int, dirty: bool) -> None:
+    """Slot ``slot`` takes ``(k, w)``; clean unless ``dirty`` or both of ``k``'s filter bits are set."""
     t.keys[slot], t.counts[slot] = k, w
     bucket, bit = divmod(slot, SLOTS)
-    is_clean = not dirty and not (_bit(t.spilled, b1) and _bit(t.spilled, b2))
+    is_clean = not dirty and not (_bit(t.spilled, p1) and _bit(t.spilled, p2))
     if is_clean:
         t.clean[bucket] |= np.uint8(1 << bit)
     else:
@@ -239,9 +259,7 @@ def merge_into(t: HeavyTable, o: HeavyTable) -> tuple[np.ndarray, np.ndarray]:
     bits[slots] &= clo[held]
     mine = np.setdiff1d(occ, slots, assume_unique=True)
     if len(mine):
-        b1, b2 = bucket_pairs(t.keys[mine], t.buckets, t.salt)
-        sp = o.spilled_buckets()
-        bits[mine] &= ~(sp[b1] & sp[b2])
+        bits[mine] &= ~o.marked(t.keys[mine])
     t.clean = np.packbits(bits, bitorder="little")
     t.spilled = t.spilled | o.spilled
     return admit(t, ko[~held], co[~held], ~clo[~held])

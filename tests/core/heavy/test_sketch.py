@@ -21,7 +21,7 @@ def test_for_bytes_fits_the_budget(nbytes):
     sk = HeavyKeySketch.for_bytes(nbytes, seed=3).update(_zipf(1, 20000))
     b, w = shape_for_bytes(nbytes)
     assert (sk.buckets, sk.width, sk.depth) == (b, w, 4)
-    assert serialised_size(b, w, 4, 4) <= nbytes
+    assert serialised_size(b, w, 4, 4, sk.filter_per_bucket) <= nbytes
     assert len(sk.to_bytes()) <= nbytes and sk.nbytes <= nbytes
 
 

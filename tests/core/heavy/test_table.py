@@ -10,7 +10,7 @@ import pytest
 
 from skimsketch.hashing import family
 from skimsketch.heavy import HeavyKeySketch
-from skimsketch.heavy.table import HeavyTable, admit, admit_reference, bucket_pairs
+from skimsketch.heavy.table import HeavyTable, admit, admit_reference
 from skimsketch.kernels import hash_delta
 
 
@@ -36,9 +36,7 @@ def _exact(sk: HeavyKeySketch, truth: dict) -> None:
         if c:
             assert rest[k] == 0
     if len(rk):
-        b1, b2 = bucket_pairs(rk, sk.buckets, sk._table.salt)
-        sp = sk._table.spilled_buckets()
-        assert (sp[b1] & sp[b2]).all()
+        assert sk._table.marked(rk).all()
 
 
 def _stream(rng, n, domain, z=1.2):
@@ -105,9 +103,9 @@ def test_admission_rule_by_hand():
     assert not t.spilled.any() and t.draws == 0
     sk, sw = admit(t, np.array([99], dtype=np.int64), np.array([10**9], dtype=np.int64))  # p = 1e9 / (1 + 1e9)
     assert t.draws == 1 and sk.tolist() == [0] and sw.tolist() == [1]  # key 0 (count 1) evicted
-    assert 99 in t.keys.tolist() and t.spilled_buckets().all()
+    assert 99 in t.keys.tolist() and t.marked(np.array([0], dtype=np.int64)).all()
     slot = t.keys.tolist().index(99)
-    assert not t.clean_slots()[slot]  # both buckets spilled: not provably clean
+    assert t.clean_slots()[slot] == (not t.marked(np.array([99], dtype=np.int64))[0])
     sk, sw = admit(t, np.array([7], dtype=np.int64), None)  # held: its count grows
     assert len(sk) == 0 and t.counts[t.keys.tolist().index(7)] == 9
 
