@@ -71,8 +71,8 @@ def encode(head: fmt.Header, table: HeavyTable, residual: np.ndarray) -> bytes:
 
 def decode(head: fmt.Header, residual: np.ndarray, ext: bytes, seed: int) -> HeavyTable:
     """Validate a kind-6 blob's header, extension and counters -> its table (module docstring)."""
-    if head.version != fmt.VERSION or head.domain is not None or head.param != 0.0 or head.exact \
-            or head.nonnegative:
+    if head.version != fmt.VERSION or head.domain is not None or struct.pack("<d", head.param) != bytes(8) \
+            or head.exact or head.nonnegative:
         raise CorruptSketchError("a heavy-key sketch is format version 4 with no domain, kind parameter, exact-mode "
                                  "or sign flag")
     if head.depth > MAX_DEPTH:
