@@ -155,77 +155,74 @@ class HeavyTable:
         return held, clean
 
 
-def _bit(arr: np.ndarray, i: int) -> bool:
-    return bool(arr[i >> 3] >> (i & 7) & 1)
+def _mix_py(z: int) -> int:
+    """``mix`` on one Python int (the reference loop's, without numpy per key)."""
+    z ^= z >> 30
+    z = (z * 0xBF58476D1CE4E5B9) & _M64
+    z ^= z >> 27
+    z = (z * 0x94D049BB133111EB) & _M64
+    return z ^ (z >> 31)
+
+
+def _filter_py(key: int, bits: int, salt: int) -> tuple[int, int]:
+    z = _mix_py(_mix_py((key & _M64) ^ salt))
+    return ((z >> 32) * bits) >> 32, ((z & 0xFFFFFFFF) * bits) >> 32
 
 
 def admit_reference(t: HeavyTable, keys: np.ndarray, weights, spill_keys: list, spill_weights: list,
                     dirty: np.ndarray | None = None) -> None:
     """Admit each ``(keys[i], weights[i])`` in order (weights >= 0, zeros skipped; None: 1 each), appending
     every spilled ``(key, weight)`` to the lists: the written-down definition (module docstring), one key
-    at a time. ``dirty[i]`` (merges): the arrival may have a residual elsewhere, so its slot is never clean."""
+    at a time in plain Python. ``dirty[i]`` (merges): the arrival may have a residual elsewhere, so its slot
+    is never clean."""
     b1s, b2s = bucket_pairs(keys, t.buckets, t.salt)
     p1s, p2s = filter_pairs(keys, t.filter_bits, t.salt)
-    tk, tc, spilled = t.keys, t.counts, t.spilled
+    tk, tc = t.keys.tolist(), t.counts.tolist()
+    clean = t.clean_slots().tolist()
+    spilled = bytearray(t.spilled.tobytes())
     one = 1.0 if t.float_counts else 1
     kl, b1l, b2l, p1l, p2l = keys.tolist(), b1s.tolist(), b2s.tolist(), p1s.tolist(), p2s.tolist()
     wl = [one] * len(kl) if weights is None else weights.tolist()
     dl = [False] * len(kl) if dirty is None else dirty.tolist()
+    draws, rng, bits, salt = t.draws, t.rng, t.filter_bits, t.salt
     for k, w, b1, b2, p1, p2, d in zip(kl, wl, b1l, b2l, p1l, p2l, dl):
         if w == 0:
             continue
         s1, s2 = b1 * SLOTS, b2 * SLOTS
-        hit = -1
-        for s in (*range(s1, s1 + SLOTS), *range(s2, s2 + SLOTS)):
-            if tc[s] != 0 and tk[s] == k:
-                hit = s
-                break
+        r1, r2 = range(s1, s1 + SLOTS), range(s2, s2 + SLOTS)
+        hit = next((s for s in (*r1, *r2) if tc[s] != 0 and tk[s] == k), -1)
         if hit >= 0:
             tc[hit] += w
             continue
-        n1 = int(np.count_nonzero(tc[s1:s1 + SLOTS]))
-        n2 = int(np.count_nonzero(tc[s2:s2 + SLOTS]))
+        n1 = sum(1 for s in r1 if tc[s] != 0)
+        n2 = sum(1 for s in r2 if tc[s] != 0)
         if n1 < SLOTS or n2 < SLOTS:
-            base = s1 if n1 <= n2 else s2
-            slot = base + int(np.flatnonzero(tc[base:base + SLOTS] == 0)[0])
-            _place(t, slot, k, w, p1, p2, d)
-            continue
-        j1, j2 = int(np.argmin(tc[s1:s1 + SLOTS])), int(np.argmin(tc[s2:s2 + SLOTS]))
-        m1, m2 = tc[s1 + j1], tc[s2 + j2]
-        slot, m = (s1 + j1, m1) if m1 <= m2 else (s2 + j2, m2)
-        t.draws += 1
-        u = _mix1(t.rng + t.draws * _G) >> 11
-        if u * 2.0**-53 < float(w) / (float(m) + float(w)):
-            old = int(tk[slot])
-            spill_keys.append(old)
-            spill_weights.append(m.item())
-            _mark(spilled, old, t)
-            _place(t, slot, k, w, p1, p2, d)
+            slot = next(s for s in (r1 if n1 <= n2 else r2) if tc[s] == 0)
         else:
-            spill_keys.append(k)
-            spill_weights.append(w)
-            _mark_pair(spilled, p1, p2)
-
-
-def _mark_pair(spilled: np.ndarray, b1: int, b2: int) -> None:
-    spilled[b1 >> 3] |= np.uint8(1 << (b1 & 7))
-    spilled[b2 >> 3] |= np.uint8(1 << (b2 & 7))
-
-
-def _mark(spilled: np.ndarray, key: int, t: HeavyTable) -> None:
-    p1, p2 = filter_pairs(np.array([key], dtype=np.int64), t.filter_bits, t.salt)
-    _mark_pair(spilled, int(p1[0]), int(p2[0]))
-
-
-def _place(t: HeavyTable, slot: int, k: int, w, p1: int, p2: int, dirty: bool) -> None:
-    """Slot ``slot`` takes ``(k, w)``; clean unless ``dirty`` or both of ``k``'s filter bits are set."""
-    t.keys[slot], t.counts[slot] = k, w
-    bucket, bit = divmod(slot, SLOTS)
-    is_clean = not dirty and not (_bit(t.spilled, p1) and _bit(t.spilled, p2))
-    if is_clean:
-        t.clean[bucket] |= np.uint8(1 << bit)
-    else:
-        t.clean[bucket] &= np.uint8(~(1 << bit) & 0xFF)
+            j1 = min(r1, key=lambda s: (tc[s], s))
+            j2 = min(r2, key=lambda s: (tc[s], s))
+            slot = j1 if tc[j1] <= tc[j2] else j2
+            m = tc[slot]
+            draws += 1
+            u = _mix_py((rng + draws * _G) & _M64) >> 11
+            if u * 2.0**-53 < float(w) / (float(m) + float(w)):
+                spill_keys.append(tk[slot])
+                spill_weights.append(m)
+                for q in _filter_py(tk[slot], bits, salt):
+                    spilled[q >> 3] |= 1 << (q & 7)
+            else:
+                spill_keys.append(k)
+                spill_weights.append(w)
+                spilled[p1 >> 3] |= 1 << (p1 & 7)
+                spilled[p2 >> 3] |= 1 << (p2 & 7)
+                continue
+        tk[slot], tc[slot] = k, w
+        clean[slot] = not d and not (spilled[p1 >> 3] >> (p1 & 7) & 1 and spilled[p2 >> 3] >> (p2 & 7) & 1)
+    t.keys[:] = tk
+    t.counts[:] = tc
+    t.clean = np.packbits(np.asarray(clean, dtype=bool), bitorder="little")
+    t.spilled = np.frombuffer(bytes(spilled), dtype=np.uint8).copy()
+    t.draws = draws
 
 
 def admit(t: HeavyTable, keys: np.ndarray, weights, dirty: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
