@@ -20,6 +20,7 @@ from .exact import exact_frequencies, exact_join_size, exact_self_join_size
 from .format.serde import from_bytes
 from .keys.canonical import CanonicalBatch, canonical_key, canonicalize, fingerprint64
 from .sample import JoinSample
+from .heavy.sketch import HeavyKeySketch
 from .sketch import (
     AGMSSketch, HashSketch, PairSketch, Sketch, SkimmedSketch, chain_join_size, exact_chain_join_size, join_avg,
     join_sum,

@@ -7,7 +7,8 @@ All fields little-endian::
     offset size field
     0      4    magic b"SKSK"
     4      2    format version (4; 1, 2 and 3 (only the virtual layout) are still read)
-    6      1    sketch kind (1 AGMS, 2 hash, 3 skimmed, 4 pair, 5 join sample; skimsketch.format.kinds maps it to a class)
+    6      1    sketch kind (1 AGMS, 2 hash, 3 skimmed, 4 pair, 5 join sample, 6 heavy-key sketch;
+                skimsketch.format.kinds maps it to a class)
     7      1    flags: bit0 empty, bit1 has domain, bit2 float counters, bit3 exact mode (version 2 on),
                 bit4 the sign flag: frequencies known to be >= 0 (version 4 on; Sketch.nonnegative)
     8      4    width (u32; counters per table: a pair sketch's width_a * width_b)
@@ -35,7 +36,8 @@ problem; it checks sizes before allocating and never returns a partial sketch.
 
 Each family writes its extension in its own layout module: the linear sketches' in
 :mod:`skimsketch.sketch.layout` (pair, hierarchy, key range, virtual layout, exact mode), the join
-sample's in :mod:`skimsketch.sample.layout`; ``docs/format.md`` has them all.
+sample's in :mod:`skimsketch.sample.layout`, the heavy-key sketch's (kind 6: its table of heavy keys; its residual
+Count-Sketch is the main counters) in :mod:`skimsketch.heavy.codec`; ``docs/format.md`` has them all.
 """
 
 from __future__ import annotations

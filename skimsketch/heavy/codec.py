@@ -30,7 +30,7 @@ import struct
 
 import numpy as np
 
-from .. import format as fmt
+from ..format import header as fmt
 from ..errors import CorruptSketchError
 from ..kernels import fits_int32
 from .table import SLOTS, HeavyTable, bucket_pairs

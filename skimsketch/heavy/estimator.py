@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..bounds import biased_normal_z
+from ..stats.bounds import biased_normal_z
 from ..estimate import Estimate
 from .residual import table_rows
 from .table import HeavyTable

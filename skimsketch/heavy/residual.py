@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import CounterOverflowError
-from ..hashing import family
+from ..keys.hashing import family
 from ..kernels import checked_add, hash_delta
 
 __all__ = ["Residual", "table_rows"]

@@ -16,9 +16,8 @@ byte-identical to the sketch of one stream: that is why this is a kind of its ow
 deletes: a negative weight is refused (the :class:`skimsketch.SkimmedSketch` handles deletes exactly).
 
 >>> import skimsketch as ss
->>> from skimsketch.heavy import HeavyKeySketch
->>> a = HeavyKeySketch.for_bytes(4096, seed=1).update([1, 1, 2, 3])
->>> b = HeavyKeySketch.for_bytes(4096, seed=1).update([1, 3, 3])
+>>> a = ss.HeavyKeySketch.for_bytes(4096, seed=1).update([1, 1, 2, 3])
+>>> b = ss.HeavyKeySketch.for_bytes(4096, seed=1).update([1, 3, 3])
 >>> float(a.join_size(b))  # every key held clean: exact, 2*1 + 1*2
 4.0
 >>> ss.from_bytes(a.to_bytes()).join_size(b).value
@@ -32,14 +31,14 @@ import numbers
 
 import numpy as np
 
-from .. import format as fmt
-from ..bounds import check_confidence
+from ..format import header as fmt
+from ..stats.bounds import check_confidence
 from ..errors import CounterOverflowError, IncompatibleSketchError, KeyTypeError
 from ..estimate import Estimate
 from ..kernels import I64, weight_total
-from ..keys import batch_scalar_weight, canonicalize
-from ..kinds import register_kind
-from ..serde import Serialisable
+from ..keys.canonical import batch_scalar_weight, canonicalize
+from ..format.kinds import register_kind
+from ..format.serde import Serialisable
 from . import codec
 from .estimator import METHOD, Side, join_estimate
 from .residual import Residual

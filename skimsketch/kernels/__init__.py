@@ -37,7 +37,7 @@ from .reference import Kernels, NumpyKernels, bucket_members
 
 __all__ = ["FLOAT_EXACT", "I64", "CompiledKernels", "Kernels", "NumpyKernels", "accumulate_cells",
            "as_counter_delta", "available", "backend", "checked_add", "exact_int_sum", "fingerprints",
-           "fits_int32", "hash_delta", "key_counts", "object_fingerprints", "scale_batch", "use", "weight_total",
+           "fits_int32", "hash_delta", "active_extension", "key_counts", "object_fingerprints", "scale_batch", "use", "weight_total",
            "bucket_members", "estimates", "hot_candidates", "virtual_counts", "virtual_hash_delta"]
 
 _PROBLEM = compiled_problem()
@@ -69,6 +69,12 @@ def available() -> dict:
 def backend() -> Kernels:
     """The active implementation."""
     return _active[0]
+
+
+def active_extension():
+    """The compiled extension when the compiled kernels are active, else None (loops kept outside this interface,
+    e.g. :mod:`skimsketch.kernels.heavy`, call it directly and fall back to their reference)."""
+    return _ckernels if _active[0] is _BACKENDS["compiled"] else None
 
 
 @contextlib.contextmanager

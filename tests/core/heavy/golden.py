@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from skimsketch.heavy import HeavyKeySketch
-from skimsketch.keys import canonicalize
+from skimsketch.keys.canonical import canonicalize
 
 TSV = Path(__file__).resolve().parents[1] / "golden_heavy" / "estimates.tsv"
 

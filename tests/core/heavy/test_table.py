@@ -8,9 +8,10 @@
 import numpy as np
 import pytest
 
-from skimsketch.hashing import family
+from skimsketch.keys.hashing import family
 from skimsketch.heavy import HeavyKeySketch
 from skimsketch.heavy.table import HeavyTable, admit, admit_reference
+from skimsketch import kernels
 from skimsketch.kernels import hash_delta
 
 
@@ -110,13 +111,20 @@ def test_admission_rule_by_hand():
     assert len(sk) == 0 and t.counts[t.keys.tolist().index(7)] == 9
 
 
-def test_compiled_and_reference_agree():
-    """Whatever backend ``admit`` uses, it is the reference loop's state, draws and spills."""
+@pytest.mark.parametrize("float_counts,weighted,dirty", [(False, True, False), (False, False, True),
+                                                        (True, True, True)])
+def test_compiled_and_reference_agree(float_counts, weighted, dirty):
+    """The compiled loop (when built) gives the reference loop's state, draws and spills."""
     rng = np.random.default_rng(11)
     keys = _stream(rng, 3000, 500)
-    w = rng.integers(1, 4, len(keys))
-    a, b = HeavyTable(5, seed=9, float_counts=False), HeavyTable(5, seed=9, float_counts=False)
-    sk1, sw1 = admit(a, keys, w)
+    w = rng.integers(0, 4, len(keys)) if weighted else None
+    if w is not None and float_counts:
+        w = w / 4.0
+    d = rng.random(len(keys)) < 0.3 if dirty else None
+    a, b = (HeavyTable(5, seed=9, float_counts=float_counts, filter_per_bucket=8) for _ in range(2))
+    with kernels.use("compiled" if kernels.available()["compiled"] is None else "numpy"):
+        sk1, sw1 = admit(a, keys, w, d)
     sk2, sw2 = [], []
-    admit_reference(b, keys, w, sk2, sw2)
-    assert a.same_state(b) and sk1.tolist() == sk2 and sw1.tolist() == sw2
+    admit_reference(b, keys, None if w is None else np.asarray(w, dtype=np.float64 if float_counts else np.int64),
+                    sk2, sw2, d)
+    assert a.same_state(b) and sk1.tolist() == sk2 and sw1.tolist() == sw2 and a.draws > 100
