@@ -140,7 +140,7 @@ def test_every_kind_is_registered_by_its_class():
     from skimsketch.format.kinds import registered_kinds
 
     assert registered_kinds() == {1: ss.AGMSSketch, 2: ss.HashSketch, 3: ss.SkimmedSketch, 4: ss.PairSketch,
-                                 5: ss.JoinSample}
+                                 5: ss.JoinSample, 6: ss.HeavyKeySketch}
 
 
 def test_a_new_kind_registers_itself_and_loads(monkeypatch):
@@ -162,5 +162,5 @@ def test_a_new_kind_registers_itself_and_loads(monkeypatch):
 
 def test_unknown_kind_names_the_known_ones():
     b = ss.HashSketch(8, 2).to_bytes()
-    with pytest.raises(ss.CorruptSketchError, match=r"unknown sketch kind 77 \(known: \[1, 2, 3, 4, 5\]\)"):
+    with pytest.raises(ss.CorruptSketchError, match=r"unknown sketch kind 77 \(known: \[1, 2, 3, 4, 5, 6\]\)"):
         ss.from_bytes(fix_crc(b[:6] + bytes([77]) + b[7:]))
