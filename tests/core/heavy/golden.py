@@ -1,6 +1,6 @@
 """Golden heavy-key sketches (format kind 6): the builders, their bytes and answers, for Python and the JVM.
 
-``tests/core/golden_heavy/estimates.tsv`` (tab-separated, ``#`` comments) holds
+``tests/core/heavy/golden/estimates.tsv`` (tab-separated, ``#`` comments) holds
 
 * ``build  name  buckets  width  depth  F  seed  dtype  keys  weights  hex``: a sketch built by
   updating an empty one with the canonical int64 ``keys`` (comma-separated; string keys appear as
@@ -26,7 +26,7 @@ import numpy as np
 from skimsketch.heavy import HeavyKeySketch
 from skimsketch.keys.canonical import canonicalize
 
-TSV = Path(__file__).resolve().parents[1] / "golden_heavy" / "estimates.tsv"
+TSV = Path(__file__).resolve().parent / "golden" / "estimates.tsv"
 
 
 def _zipf(seed: int, n: int, domain: int, shift: int = 0) -> list[int]:
