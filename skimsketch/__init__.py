@@ -33,7 +33,7 @@ from .stream import (
 __all__ = [
     "WindowedSketch", "WindowedJoin", "EventClock", "LateElementError", "pane_index", "ExactWindowedJoin",
     "SketchStream", "StateFile", "StreamTableJoin",
-    "AGMSSketch", "HashSketch", "SkimmedSketch", "JoinSample", "Sketch", "Estimate",
+    "AGMSSketch", "HashSketch", "SkimmedSketch", "JoinSample", "HeavyKeySketch", "Sketch", "Estimate",
     "join_size", "from_bytes", "union",
     "exact_join_size", "exact_self_join_size", "exact_frequencies",
     "canonicalize", "canonical_key", "fingerprint64", "CanonicalBatch",

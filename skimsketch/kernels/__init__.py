@@ -32,7 +32,7 @@ import numpy as np
 
 from .arith import (FLOAT_EXACT, I64, accumulate_cells, as_counter_delta, checked_add, exact_int_sum, fits_int32,
                     key_counts, scale_batch, weight_total)
-from .compiled import CompiledKernels, compiled_problem, extension_built
+from .compiled import CompiledKernels, compiled_problem, extension, extension_built
 from .reference import Kernels, NumpyKernels, bucket_members
 
 __all__ = ["FLOAT_EXACT", "I64", "CompiledKernels", "Kernels", "NumpyKernels", "accumulate_cells",
@@ -74,7 +74,7 @@ def backend() -> Kernels:
 def active_extension():
     """The compiled extension when the compiled kernels are active, else None (loops kept outside this interface,
     e.g. :mod:`skimsketch.kernels.heavy`, call it directly and fall back to their reference)."""
-    return _ckernels if _active[0] is _BACKENDS["compiled"] else None
+    return extension() if _active[0] is _BACKENDS["compiled"] else None
 
 
 @contextlib.contextmanager

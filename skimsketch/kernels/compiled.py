@@ -15,7 +15,7 @@ import numpy as np
 from .arith import CHUNK, as_counter_delta
 from .reference import Kernels
 
-__all__ = ["CompiledKernels", "compiled_problem", "extension_built"]
+__all__ = ["CompiledKernels", "compiled_problem", "extension", "extension_built"]
 
 
 def _load_extension():
@@ -120,6 +120,12 @@ def _extra_nulls() -> tuple:
     """``pandas.NA`` and ``pandas.NaT`` when pandas is loaded (an object array can hold them only then)."""
     pd = sys.modules.get("pandas")
     return (pd.NA, pd.NaT) if pd is not None and hasattr(pd, "NA") else ()
+
+
+def extension():
+    """The C extension module (None when it was not built); :func:`skimsketch.kernels.active_extension` says
+    whether it is the active implementation."""
+    return _ckernels
 
 
 def compiled_problem() -> str | None:
