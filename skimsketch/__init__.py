@@ -19,7 +19,7 @@ from .estimate import Estimate
 from .exact import exact_frequencies, exact_join_size, exact_self_join_size
 from .format.serde import from_bytes
 from .keys.canonical import CanonicalBatch, canonical_key, canonicalize, fingerprint64
-from .sample import JoinSample
+from .sample import JoinSample, SampleMergeError, sample_max_entries
 from .heavy.sketch import HeavyKeySketch
 from .sketch import (
     AGMSSketch, HashSketch, PairSketch, Sketch, SkimmedSketch, chain_join_size, exact_chain_join_size, join_avg,
@@ -33,7 +33,8 @@ from .stream import (
 __all__ = [
     "WindowedSketch", "WindowedJoin", "EventClock", "LateElementError", "pane_index", "ExactWindowedJoin",
     "SketchStream", "StateFile", "StreamTableJoin",
-    "AGMSSketch", "HashSketch", "SkimmedSketch", "JoinSample", "HeavyKeySketch", "Sketch", "Estimate",
+    "AGMSSketch", "HashSketch", "SkimmedSketch", "JoinSample", "SampleMergeError", "sample_max_entries",
+    "HeavyKeySketch", "Sketch", "Estimate",
     "join_size", "from_bytes", "union",
     "exact_join_size", "exact_self_join_size", "exact_frequencies",
     "canonicalize", "canonical_key", "fingerprint64", "CanonicalBatch",

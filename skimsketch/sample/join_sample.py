@@ -182,8 +182,10 @@ class JoinSample(Serialisable):
 
     @property
     def finished(self) -> bool:
-        """True when the object holds only its sample (read from bytes, and not every key was kept)."""
-        return self._store is None
+        """True when the object holds only its sample (read from bytes, or merged from finished pieces) and the
+        sample did not keep every key: it can no longer be updated nor merged but with disjoint pieces. A sample
+        that kept every key (``tau`` infinite) is as good as its totals: not finished, wherever it came from."""
+        return self._store is None and not self._fin.complete
 
     @property
     def tau(self) -> float:
@@ -285,6 +287,10 @@ class JoinSample(Serialisable):
                 f"this sample holds {_KINDS[self._key_domain]} keys, got {_KINDS[batch.key_domain]} keys: a sample "
                 "holds one key domain (integer and string keys never join); use another sample or cast the keys")
         fps = fingerprints(batch.keys, self._seed, self._legacy)
+        if self._parts > 1 and self._legacy and len(batch.keys):
+            raise ValueError("cannot update a layout-1 partial piece: its partitions came from a hash this version "
+                             "no longer computes; merge it with the other pieces of its partitioning (the result "
+                             "is a whole sample), or rebuild the pieces")
         if self._parts > 1 and len(batch.keys):
             part = partitions_fp(fps, self._parts)
             bad = ~np.isin(part, list(self._covered))
@@ -322,7 +328,7 @@ class JoinSample(Serialisable):
         mine, theirs = self._domain(), other._domain()
         if None not in (mine, theirs) and mine != theirs:
             raise IncompatibleSketchError("key_domain", mine, theirs, operation)
-        if self._legacy != other._legacy:  # their fingerprints and ranks come from different hashes
+        if self._legacy != other._legacy and self.n_keys and other.n_keys:  # fingerprints of different hashes
             raise IncompatibleSketchError("rank hash", _LAYOUT[self._legacy], _LAYOUT[other._legacy], operation)
 
     def merge(self, other: JoinSample) -> JoinSample:
@@ -337,6 +343,7 @@ class JoinSample(Serialisable):
             if not (I64.min <= total <= I64.max and I64.min <= null <= I64.max):
                 raise CounterOverflowError("merge would overflow the int64 total weight; the sample is unchanged")
         parts, covered = _union_claims(self, other, need_disjoint=not (mine_exact and theirs_exact))
+        legacy = self._legacy if self.n_keys else other._legacy  # an empty sample takes the other's rank hash
         if mine_exact and theirs_exact:
             theirs = other._totals("merge").store()
             store = self._totals("merge").store().plus(theirs.keys, theirs.wide_weights(), "merge")
@@ -346,7 +353,7 @@ class JoinSample(Serialisable):
             self._fin = select(np.concatenate([a.fps, b.fps]), np.concatenate([a.totals, b.totals]), self._budget,
                                 parts > 1, self._float, (a.tau, b.tau), a.n_keys + b.n_keys)
             self._store = None
-        self._total, self._null = total, null
+        self._total, self._null, self._legacy = total, null, legacy
         self._parts, self._covered = parts, covered
         self._key_domain = self._domain() or other._domain()
         return self
@@ -426,7 +433,7 @@ class JoinSample(Serialisable):
         r = ranks(p.fps, p.totals)
         if len(r) and not r.max() <= p.tau:
             raise CorruptSketchError("a sample entry ranks above tau: altered bytes or another seed")
-        if p.parts > 1 and not np.isin(partitions_fp(p.fps, p.parts), p.covered).all():
+        if p.parts > 1 and not p.legacy and not np.isin(partitions_fp(p.fps, p.parts), p.covered).all():
             raise CorruptSketchError("a partial sample holds a fingerprint of a partition it does not cover")
         o = order(p.fps, r)
         sk = cls(budget, head.seed, "float64" if head.float_counters else "int64")

@@ -12,7 +12,8 @@ kept or not). Its extension (layout 2), offsets relative to the extension::
     0      4    magic b"SMPL"
     4      1    layout version (2; layout 1 is read, see below)
     5      1    flags: bit0 partial (a piece of a key-hash partitioning: a bitmap follows),
-                bit1 legacy (fingerprints h >> 12: a sample read from layout 1); not both
+                bit1 legacy (fingerprints h >> 12: a sample read from layout 1; with bit0, a layout-1
+                piece, whose partitions came from another hash word and are not checked)
     6      2    reserved, zero
     8      4    n entries (u32)
     12     4    partition count P (u32): 1 for a whole sample, 2..4096 for a partial one
@@ -34,7 +35,7 @@ budget, the codec's sections: :mod:`skimsketch.sample.codec`), the counts (``n <
 whole sample within B, a partial one within C, ``tau > 0`` and infinite exactly when
 ``n == K``), zero and non-finite totals, and the empty flag; the class checks what needs
 the ranks (no entry above tau, the partitions). Layout 1 (the previous release: keys and
-4- or 8-byte totals, width = the capacity m) is still read, whole samples only
+4- or 8-byte totals, width = the capacity m) is still read, whole samples and partial pieces
 (``SampleParts.layout == 1``, the keys in ``fps``); :mod:`skimsketch.sample.join_sample` converts it.
 """
 
@@ -149,7 +150,8 @@ def decode_sample(ext: bytes, head: Header) -> SampleParts:
         raise CorruptSketchError(f"sample extension truncated: {len(ext)} bytes, need at least {_SAMPLE_HEAD.size}")
     magic, version, flags, reserved, n, parts, tau, n_keys = _SAMPLE_HEAD.unpack_from(ext, 0)
     check_extension("sample", magic, SAMPLE_MAGIC, version, version if version in (1, 2) else SAMPLE_VERSION,
-                     reserved == b"\0\0" and flags in ((0, 1) if version == 1 else (0, SAMPLE_PARTIAL, SAMPLE_LEGACY)))
+                     reserved == b"\0\0" and flags in ((0, 1) if version == 1 else (0, SAMPLE_PARTIAL, SAMPLE_LEGACY,
+                                                                       SAMPLE_PARTIAL | SAMPLE_LEGACY)))
     if version == 1:
         return _decode_sample_v1(ext, head, flags, n, parts, tau, n_keys)
     nb, covered = _sample_claims(ext, flags, parts)
@@ -191,23 +193,24 @@ def decode_sample(ext: bytes, head: Header) -> SampleParts:
 
 def _decode_sample_v1(ext: bytes, head: Header, flags: int, n: int, parts: int, tau: float,
                       n_keys: int) -> SampleParts:
-    """Layout 1 (12- or 16-byte entries, the header width the capacity m), whole samples only."""
-    if flags or parts != 1:
-        raise CorruptSketchError("a layout-1 partial join sample cannot be read by this version: rebuild the pieces")
+    """Layout 1 (12- or 16-byte entries, the header width the capacity m): whole samples and partial pieces
+    (their bitmap as in layout 2; a piece keeps ``min(m, K)`` entries at any total width)."""
+    nb, covered = _sample_claims(ext, flags, parts)
     m, cw = head.width, head.counter_width
     if not 4 <= m <= SAMPLE_MAX_ENTRIES:
         raise CorruptSketchError(f"sample capacity {m} outside [4, {SAMPLE_MAX_ENTRIES}]")
-    size = _SAMPLE_HEAD.size + (8 + cw) * n
+    size = _SAMPLE_HEAD.size + nb + (8 + cw) * n
     if len(ext) != size:
         raise CorruptSketchError(f"sample extension size mismatch: {len(ext)} bytes, {n} entries imply {size}")
-    wide = not head.float_counters and cw == 8
-    if n != min(n_keys, (3 * m) // 4 if wide else m):
+    partial, wide = parts > 1, not head.float_counters and cw == 8
+    if n != min(n_keys, (3 * m) // 4 if wide and not partial else m):
         raise CorruptSketchError(f"sample of capacity {m} with {n} entries of {n_keys} keys (format.py, kind 5, "
                                  "layout 1: the entries kept)")
-    keys = np.frombuffer(ext, "<i8", n, _SAMPLE_HEAD.size).astype(np.int64)
-    totals = np.frombuffer(ext, COUNTER_TYPES[counter_type(head.float_counters, cw)], n, _SAMPLE_HEAD.size + 8 * n)
+    at = _SAMPLE_HEAD.size + nb
+    keys = np.frombuffer(ext, "<i8", n, at).astype(np.int64)
+    totals = np.frombuffer(ext, COUNTER_TYPES[counter_type(head.float_counters, cw)], n, at + 8 * n)
     totals = totals.astype(np.float64 if head.float_counters else np.int64)
-    if wide and math.isinf(tau) and fits_int32(totals):
+    if wide and (partial or math.isinf(tau)) and fits_int32(totals):
         raise CorruptSketchError("non-canonical total width: int64 totals that all fit in int32")
     _check_sample_state(head, n, n_keys, tau, totals)
-    return SampleParts(tau, n_keys, 1, (0,), keys, totals, 1)
+    return SampleParts(tau, n_keys, parts, covered, keys, totals, 1)

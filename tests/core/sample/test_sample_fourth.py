@@ -119,3 +119,64 @@ def test_the_largest_entry_count_the_bytes_allow_still_reads():
     blob = _crafted(8 * 1000, 1000, b"\x02" * 8000)  # 8000 one-bit fingerprints, 8000 one-byte totals
     s = ss.from_bytes(blob)
     assert len(s.sample_items()[0]) == 8000
+
+
+# -- item 10: legacy (layout-1) samples -----------------------------------------------------------------------
+def _legacy(name: str) -> ss.JoinSample:
+    from tests.core.sample import sample_golden
+
+    return ss.from_bytes(sample_golden.legacy_path(name).read_bytes())
+
+
+def test_a_layout1_partial_piece_reads_round_trips_and_joins_legacy_samples():
+    piece = _legacy("piece")
+    assert piece.partition == ((1,), 3) and piece.finished
+    again = ss.from_bytes(piece.to_bytes())  # layout 2, flags partial | legacy
+    assert again == piece and again.to_bytes()[64 + 5] == 3
+    assert again.self_join_size().value == pytest.approx(92996.37291385506, rel=1e-9)  # the previous release's
+    assert piece.join_size(_legacy("zipf_g")).value == again.join_size(_legacy("zipf_g")).value
+    new = ss.JoinSample.for_bytes(1024, seed=42, partition=(0, 3)).update([1])
+    with pytest.raises(ss.IncompatibleSketchError, match="rank hash differs"):
+        piece.copy().merge(new)
+
+
+def test_a_complete_layout1_piece_refuses_new_rows_naming_the_remedy():
+    import struct
+
+    from skimsketch.format import header as fmt
+
+    ext = struct.pack("<4sBB2sIIdQ", b"SMPL", 1, 1, b"\0\0", 1, 2, float("inf"), 1) + b"\x01"
+    ext += struct.pack("<q", 7) + struct.pack("<i", 3)
+    head = fmt.Header(5, 8, 1, 0, None, False, 0.0, 3, 0, False, counter_width=4, key_domain="int")
+    piece = ss.from_bytes(fmt.encode(head, np.zeros(0), ext, 4))
+    assert piece.partition == ((0,), 2) and not piece.finished and piece.frequency(7).value == 3
+    with pytest.raises(ValueError, match="cannot update a layout-1 partial piece.*merge it with the other pieces"):
+        piece.update([7])
+
+
+@pytest.mark.parametrize("legacy_first", [True, False])
+def test_an_empty_legacy_sample_joins_and_merges_a_new_one(legacy_first):
+    empty = _legacy("empty")
+    assert empty.n_keys == 0
+    new = ss.JoinSample.for_bytes(empty.budget, seed=empty.seed).update([1, 2, 2])
+    a, b = (empty, new) if legacy_first else (new, empty)
+    assert a.join_size(b).value == 0.0
+    merged = a.copy().merge(b)
+    assert merged.to_bytes()[64 + 5] == 0  # the new rank hash: it holds the new sample's keys
+    assert merged.frequency(2).value == 2 and merged.join_size(new).value == 5.0
+    with pytest.raises(ss.IncompatibleSketchError, match="rank hash differs"):
+        _legacy("zipf").join_size(new)
+
+
+def test_the_sample_helpers_are_exported():
+    assert ss.sample_max_entries(4096) == 3547 and issubclass(ss.SampleMergeError, ss.IncompatibleSketchError)
+
+
+# -- item 8: labels ---------------------------------------------------------------------------------------------
+def test_finished_is_false_for_a_sample_that_kept_every_key_wherever_it_came_from():
+    s = ss.JoinSample.for_bytes(1024).update([1, 2, 3])
+    back = ss.from_bytes(s.to_bytes())
+    assert not back.finished and back == s and "building" in repr(back)
+    assert back.update([4]).n_keys == 4  # what not finished promises
+    big = ss.from_bytes(ss.JoinSample.for_bytes(256).update(np.arange(1000)).to_bytes())
+    assert big.finished and "finished" in repr(big)
