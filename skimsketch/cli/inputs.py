@@ -72,6 +72,7 @@ class _Input:
     def __init__(self, path: Path, fmt: str, a):
         self.path, self.fmt, self.column, self.weight, self.key_type = path, fmt, a.column, a.weight, a.key_type
         self.columns = [a.column] + ([a.weight] if a.weight else [])
+        self._int_weights = None  # CSV weights: read as int64 once integral_weights() found them integral
         try:
             names, self.key_arrow_type = self._schema()
         except CliError:
@@ -88,7 +89,7 @@ class _Input:
 
         types = {self.column: pa.string()}  # as written (--key-type converts each batch)
         if self.weight:
-            types[self.weight] = pa.float64()
+            types[self.weight] = pa.int64() if self._int_weights else pa.float64()
         delim = "\t" if self.path.name.lower().endswith((".tsv", ".tsv.gz")) else ","
         # only an empty field is null: "NA", "null", ... are keys as written
         conv = pacsv.ConvertOptions(column_types=types, include_columns=self.columns, null_values=[""],
@@ -105,6 +106,27 @@ class _Input:
         parse, _ = self._csv_options()
         names = _open_csv(self.path, parse, None)[0].schema.names
         return names, None  # CSV keys: as written (strings) or --key-type
+
+    def integral_weights(self) -> bool:
+        """Whether the ``--weight`` column holds integers: a Parquet integer (or DECIMAL(p, 0)) type, or CSV
+        text that reads as int64 throughout (one pass over that column)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if self.fmt == "parquet":
+            t = pq.read_schema(self.path).field(self.weight).type
+            return pa.types.is_integer(t) or pa.types.is_null(t) or (pa.types.is_decimal(t) and t.scale <= 0)
+        if self._int_weights is None:
+            parse, conv = self._csv_options()
+            conv.column_types = {self.weight: pa.int64()}
+            conv.include_columns = [self.weight]
+            try:
+                for _ in _csv_batches(self.path, parse, conv):
+                    pass
+                self._int_weights = True
+            except pa.ArrowInvalid:
+                self._int_weights = False
+        return self._int_weights
 
     @property
     def key_kind(self) -> str | None:

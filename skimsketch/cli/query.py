@@ -51,7 +51,10 @@ def estimate_command(a) -> int:
         e = left.join_size(right, confidence=a.confidence)
     except (SketchError, ValueError) as err:
         raise CliError(f"cannot estimate {a.left} x {a.right}: {err}") from None
-    print(f"{estimate_label(left.float_counters, right.float_counters)}: {format_number(e.value)}")
+    label = estimate_label(left.float_counters, right.float_counters)
+    if isinstance(left, JoinSample) and not (left.float_counters and right.float_counters):
+        label += " (or SUM of the weights, for a side sampled with an integer --weight)"
+    print(f"{label}: {format_number(e.value)}")
     print(f"interval: [{format_number(e.low)}, {format_number(e.high)}] at {format_confidence(e.confidence)} "
           f"confidence (method {e.method})")
     return 0
