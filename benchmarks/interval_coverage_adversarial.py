@@ -202,20 +202,45 @@ def _budgets(text: str) -> list[tuple[int, int]]:
     return out
 
 
-def prepare(shapes, scale: float, data_seed: int, keep_rows: bool):
-    """Generate every shape once: ``(tables by digest, [(name, tf, tg, J, count_like)])``."""
+CACHE = os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "skimsketch", "adversarial")
+_SOURCES = (adv, adv.sw, adv.real_keys, sys.modules[adv.sw.zipf_frequencies.__module__])
+
+
+def _cached(cache: str | None, name: str, scale: float, data_seed: int, make):
+    """``make()`` -> ``(table f, table g, J)``, kept in ``cache`` (npz, keyed by the generators' source code,
+    the shape, ``scale`` and ``data_seed``) when ``cache`` is given."""
+    if not cache:
+        return make()
+    h = hashlib.sha1(b"".join(open(m.__file__, "rb").read() for m in _SOURCES))
+    h.update(f"{name}|{scale!r}|{data_seed}".encode())
+    path = os.path.join(cache, f"{name}-{h.hexdigest()[:16]}.npz")
+    if os.path.exists(path):
+        with np.load(path, allow_pickle=False) as z:
+            return Table(z["kf"], z["tf"]), Table(z["kg"], z["tg"]), float(z["J"])
+    a, b, J = make()
+    os.makedirs(cache, exist_ok=True)
+    np.savez(path + ".tmp.npz", kf=a.keys, tf=a.totals, kg=b.keys, tg=b.totals, J=J)
+    os.replace(path + ".tmp.npz", path)
+    return a, b, J
+
+
+def prepare(shapes, scale: float, data_seed: int, keep_rows: bool, cache: str | None = None):
+    """Generate every shape once (or read it from ``cache``): ``(tables by digest, [(name, tf, tg, J,
+    count_like)])``. Tables equal in keys and totals are one table."""
     tables, cells = {}, []
     for sh in shapes:
-        kf, wf, kg, wg = sh.make(np.random.default_rng(data_seed), scale)
+        def make(sh=sh):
+            kf, wf, kg, wg = sh.make(np.random.default_rng(data_seed), scale)
+            a, b = aggregate(kf, wf, keep_rows), aggregate(kg, wg, keep_rows)
+            return a, b, exact_join(a, b)
+
+        a, b, J = _cached(None if keep_rows else cache, sh.name, scale, data_seed, make)
         ids = []
-        for k, w in ((kf, wf), (kg, wg)):
-            t = aggregate(k, w, keep_rows)
-            d = t.digest()
-            tables.setdefault(d, t)
-            ids.append(d)
-        a, b = tables[ids[0]], tables[ids[1]]
+        for t in (a, b):
+            ids.append(t.digest())
+            tables.setdefault(ids[-1], t)
         count_like = bool((a.totals >= 0).all() and (b.totals >= 0).all() and not (a.floating or b.floating))
-        cells.append((sh.name, ids[0], ids[1], exact_join(a, b), count_like))
+        cells.append((sh.name, ids[0], ids[1], J, count_like))
     return tables, cells
 
 
@@ -248,6 +273,7 @@ def main(argv=None) -> int:
     ap.add_argument("--roundtrip", default="float", choices=("all", "float", "none"),
                     help="which tables' summaries are read back from their bytes (default: float totals; "
                          "the library documents equal answers before and after, and a round trip costs 25 %%)")
+    ap.add_argument("--cache", default=CACHE, help="folder of the generated tables ('' for none)")
     ap.add_argument("--out", default=None, help=f"result file ('' for none; default {OUT}, *_quick.txt with --quick)")
     args = ap.parse_args(argv)
     seeds = args.seeds if args.seeds != 200 or not args.quick else 40
@@ -262,7 +288,7 @@ def main(argv=None) -> int:
 
     t0 = time.perf_counter()
     global _ROUNDTRIP
-    tables, cells = prepare(shapes, args.scale, args.data_seed, args.rows)
+    tables, cells = prepare(shapes, args.scale, args.data_seed, args.rows, args.cache)
     _TABLES.update(tables)
     _PAIRS[:] = [(c[1], c[2]) for c in cells]
     _ROUNDTRIP = args.roundtrip

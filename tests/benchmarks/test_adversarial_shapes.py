@@ -160,9 +160,21 @@ def test_summarise_counts_failures():
 def test_runner_end_to_end_on_a_tiny_scale(tmp_path):
     out = tmp_path / "cov.txt"
     run.main(["--seeds", "2", "--nbytes", "1024", "--asym", "148:4096", "--kinds", "sample,hash", "--scale", "0.01",
-              "--shapes", "complete_n30", "float_f1e30", "--procs", "1", "--roundtrip", "all", "--out", str(out)])
+              "--shapes", "complete_n30", "float_f1e30", "--procs", "1", "--roundtrip", "all", "--cache", "", "--out", str(out)])
     text = out.read_text()
     for needle in ("complete_n30_random", "float_f1e30_g1e30", "148:4096", "coverage", "hash"):
         assert needle in text
     with pytest.raises(SystemExit, match="not a budget"):
         run.main(["--nbytes", "1k", "--out", ""])
+
+
+def test_prepared_tables_are_cached_exactly(tmp_path):
+    shapes = [adv.SHAPES["ids_any_n5000_str"], adv.SHAPES["float_f1e-160_g1e140"]]
+    first = run.prepare(shapes, SCALE, 1, False, str(tmp_path))
+    assert len(list(tmp_path.iterdir())) == 2
+    again = run.prepare(shapes, SCALE, 1, False, str(tmp_path))
+    fresh = run.prepare(shapes, SCALE, 1, False, None)
+    assert first[1] == again[1] == fresh[1]  # names, table digests, exact answers
+    for d, t in fresh[0].items():
+        assert np.array_equal(again[0][d].keys, t.keys) and np.array_equal(again[0][d].totals, t.totals)
+        assert again[0][d].totals.dtype == t.totals.dtype and again[0][d].keys.dtype == t.keys.dtype
