@@ -9,11 +9,11 @@ import time
 import skimsketch as ss
 from skimsketch.sketch.sizing import check_nbytes
 
-from . import native_build, sample_build
+from .build import native as native_build, sample as sample_build
 from ._common import check_columns, check_weight_field
 from .cluster import python_usable
 from .build import plain_parquet_scan, sketch_column, sketch_pair
-from .parquet import require_template
+from .build.parquet import require_template
 from .exact import check_join_keys, exact_join_size
 
 __all__ = ["DEFAULT_NBYTES", "default_sketch", "estimate_join_size", "relative_half_width"]
@@ -109,7 +109,7 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
 
     ``summary`` chooses what summarises each side when no template is given:
     ``"sample"`` (``JoinSample.for_bytes(nbytes, seed)``, the coordinated join
-    sample: :mod:`spark_udaf.sample_build`), ``"sketch"`` (:func:`default_sketch`),
+    sample: :mod:`spark_udaf.build.sample`), ``"sketch"`` (:func:`default_sketch`),
     or ``"auto"`` (the default): the sample. In the measurements of ``docs/sample.md``
     (4/16/64 KB) it is 3-4000x more accurate on skewed and low-overlap joins, at or within a
     standard error of the hash sketch everywhere, and at most 1.15x less accurate than the
@@ -152,7 +152,7 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
     if path == "native" and not native_sides and not use_sample:
         raise ValueError(f"path='native' is not possible here: {next(r for r in reasons if r)}; "
                          "use path='auto' or 'python'")
-    if use_sample:  # both sides natively when the jar allows it (spark_udaf.sample_build), else in Python
+    if use_sample:  # both sides natively when the jar allows it (spark_udaf.build.sample), else in Python
         a = sketch_column(left, lcol, template.empty_like(), lweight, path=path)
         b = sketch_column(right, rcol, template.empty_like(), rweight, path=path)
         native_sides = path != "python" and sample_build.native_sides(left, lcol, lweight, right, rcol, rweight,

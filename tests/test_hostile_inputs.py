@@ -208,7 +208,7 @@ def test_more_duplicated_input_layouts(spark, files, tmp_path, name, paths, list
 @pytest.mark.spark
 def test_the_fast_path_lists_files_with_their_multiplicity(spark, files):
     """The fast path's file list is what the scan reads, not DataFrame.inputFiles() (distinct files)."""
-    from spark_udaf.parquet import plain_parquet_scan
+    from spark_udaf.build.parquet import plain_parquet_scan
 
     df = spark.read.parquet(str(files / "plain/a.parquet"), str(files / "plain"))
     assert len(df.inputFiles()) == 2 and len(plain_parquet_scan(df)) == 3

@@ -23,7 +23,7 @@ from skimsketch import cli
 from spark_udaf import functions as SF
 from spark_udaf import native
 from spark_udaf.estimate import default_sketch
-from spark_udaf.parquet import require_template
+from spark_udaf.build.parquet import require_template
 from spark_udaf.sql import python_functions
 
 pytestmark = pytest.mark.spark

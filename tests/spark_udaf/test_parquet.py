@@ -13,7 +13,7 @@ import pytest
 
 import skimsketch as ss
 from spark_udaf.build import sketch_column, sketch_parquet
-from spark_udaf.parquet import sketch_parquet_scan, stored_type_reads_as
+from spark_udaf.build.parquet import sketch_parquet_scan, stored_type_reads_as
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")

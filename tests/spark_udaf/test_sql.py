@@ -215,7 +215,7 @@ def test_sql_only_pipeline_daily_table_and_date_range(sql, tmp_path):
 def test_domain_parameter_all_null_means_unbounded_and_mixed_is_rejected():
     import pyarrow as pa
 
-    from spark_udaf.sql_args import constant as _constant
+    from spark_udaf.sql.args import constant as _constant
 
     assert _constant(pa.array([None, None], pa.int64()), "domain", "f", nullable=True) is None
     assert _constant(pa.array([7, 7]), "domain", "f", nullable=True) == 7

@@ -7,7 +7,7 @@ import skimsketch as ss
 import spark_udaf
 from spark_udaf import native
 from spark_udaf.sql import USAGE, python_functions
-from spark_udaf.sql_docs import document as _document
+from spark_udaf.sql.docs import document as _document
 
 pytestmark = pytest.mark.spark
 
@@ -283,7 +283,7 @@ def test_python_builder_reads_a_positional_weight_by_type_and_count():
     it as the first constant; a call valid both ways is refused."""
     import pyarrow as pa
 
-    from spark_udaf.sql_args import sketch_agg_spec as _sketch_agg_spec
+    from spark_udaf.sql.args import sketch_agg_spec as _sketch_agg_spec
 
     k, wi, wd = pa.array([1, 2]), pa.array([3, 4]), pa.array([1.5, 2.0])
 

@@ -16,8 +16,8 @@ import logging
 
 import skimsketch as ss
 
-from . import native
-from ._common import check_columns, field_of, worker_errors
+from .. import native
+from .._common import check_columns, field_of, worker_errors
 
 __all__ = ["PATHS", "check_path", "log_path", "native_reason", "sketch_by", "sketch_column"]
 

@@ -1,6 +1,6 @@
 """The Python SQL functions as PySpark Arrow UDFs (aggregates, scalars, the partials table function).
 
-Thin wrappers of :mod:`spark_udaf.sql_fallbacks`: each declares its result type and
+Thin wrappers of :mod:`spark_udaf.sql.fallbacks`: each declares its result type and
 passes Spark's Arrow columns (positional and named) through. Registered by
 :func:`spark_udaf.sql.register` where the session's JVM has no jar, and under the
 earlier Python names (:data:`spark_udaf.sql.ALIASES`) always (memory and partial
@@ -14,18 +14,11 @@ from functools import cache
 
 import pyarrow as pa  # type hints of the Arrow UDFs are resolved in this module's globals
 
-from .partials import PartialAccumulator
-from .schemas import ESTIMATE, INFO, ddl
-from .sql_args import check_key_array, constant, weight_dtype
-from .sql_fallbacks import (
-    build_from_batches,
-    estimate_call,
-    info_call,
-    merge_impl,
-    new_sketch,
-    sketch_agg_call,
-    union_agg_call,
-    union_call,
+from ..build.partials import PartialAccumulator
+from ..schemas import ESTIMATE, INFO, ddl
+from .args import check_key_array, constant, weight_dtype
+from .fallbacks import (
+    build_from_batches, estimate_call, info_call, merge_impl, new_sketch, sketch_agg_call, union_agg_call, union_call,
 )
 
 __all__ = ["ESTIMATE_TYPE", "INFO_TYPE", "builders", "partials_udtf", "python_functions", "scalars",

@@ -3,7 +3,7 @@
 Every builder takes a *template* -- an empty sketch giving the kind, shape,
 seed and parameters -- and returns new sketches; the template never changes,
 so one template serves any number of tables (a template holding data is
-refused: :func:`~spark_udaf.parquet.require_template`).
+refused: :func:`~spark_udaf.build.parquet.require_template`).
 
 Every function here runs ``mapInArrow`` over the DataFrame: each Python worker
 fills an empty copy of the caller's sketch from the Arrow batches of its
@@ -18,24 +18,18 @@ from __future__ import annotations
 
 import skimsketch as ss
 
-from ._common import (
-    check_columns,
-    check_key_field,
-    check_weight_field,
-    field_of,
-    keys_join,
-    merge_blobs,
-    resolve_column,
+from .._common import (
+    check_columns, check_key_field, check_weight_field, field_of, keys_join, merge_blobs, resolve_column,
     worker_errors,
 )
-from . import native_build, sample_build
-from .cluster import require_python
+from . import native as native_build, sample as sample_build
+from ..cluster import require_python
 from .parquet import counted, plain_parquet_scan, require_template, sketch_parquet_scan
 from .partials import CHUNK_ROWS, PartialAccumulator
-from .sql_udfs import skim_merge_udf
+from ..sql.udfs import skim_merge_udf
 
 __all__ = ["sketch_column", "sketch_pair", "sketch_parquet", "sketch_partials", "sketch_by", "merge_sketch_column",
-           "PartialAccumulator", "plain_parquet_scan"]  # re-exported from spark_udaf.partials and .parquet
+           "PartialAccumulator", "plain_parquet_scan"]  # re-exported from spark_udaf.build.partials and .parquet
 
 _SKETCH_COL = "sketch"
 
@@ -151,14 +145,14 @@ def sketch_column(df, column: str, sketch, weight: str | None = None, *, merge: 
     When ``df`` is exactly a scan of Parquet files (``spark.read.parquet(...)``,
     possibly with plain column selections — no filter, no derived column, no
     repartition; see :func:`plain_parquet_scan`) the columns are read with
-    pyarrow on the executors instead (:mod:`spark_udaf.parquet`), skipping
+    pyarrow on the executors instead (:mod:`spark_udaf.build.parquet`), skipping
     Spark's row-to-Arrow conversion; the result is the same sketch (the fast
     path declines whatever it cannot read exactly as Spark does).
     ``parquet_fast_path=False`` always uses ``mapInArrow``.
     ``path="auto"`` uses the Parquet fast path on a plain Parquet scan (measured
     fastest) where the executors can run the library's Python, else builds on the
     JVM when the native jar is loaded and the sketch and columns allow it
-    (:mod:`spark_udaf.native_build`; the same bytes; the executors need no Python),
+    (:mod:`spark_udaf.build.native`; the same bytes; the executors need no Python),
     ``"native"`` requires the JVM, ``"python"`` never uses it; the ``spark_udaf``
     logger says which path ran. A Python path checks first that the executors can
     run it (:mod:`spark_udaf.cluster`: their interpreter fixed, the sources shipped
@@ -275,7 +269,7 @@ def sketch_parquet(spark, path, column: str, sketch, weight: str | None = None, 
     """A new sketch (shaped like the template ``sketch``, which never changes) of a column of Parquet files.
 
     The fast path for a column stored in Parquet
-    (:func:`spark_udaf.parquet.sketch_parquet_scan`): Spark lists the files of
+    (:func:`spark_udaf.build.parquet.sketch_parquet_scan`): Spark lists the files of
     ``path`` (a path or list of paths, as ``spark.read.parquet``) and
     distributes them (or, with fewer files than ``tasks``, their row groups);
     each task reads only ``column`` (and ``weight``) with pyarrow and updates a

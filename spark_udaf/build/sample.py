@@ -24,9 +24,10 @@ from __future__ import annotations
 import skimsketch as ss
 from skimsketch.sample.rank import MAX_PARTITIONS
 
-from . import native, native_build
-from ._common import check_columns, field_of, worker_errors
-from .functions import skim_sample_agg
+from .. import native
+from . import native as native_build
+from .._common import check_columns, field_of, worker_errors
+from ..functions import skim_sample_agg
 
 __all__ = ["SUMMARIES", "native_sides", "nbytes_of", "sample_by", "sample_column", "use_sample"]
 

@@ -36,14 +36,8 @@ import logging
 
 import pyarrow as pa
 
-from ._common import (
-    check_columns,
-    field_of,
-    merge_blobs,
-    require_sketch,
-    worker_errors,
-)
-from .cluster import python_usable
+from .._common import check_columns, field_of, merge_blobs, require_sketch, worker_errors
+from ..cluster import python_usable
 from .partials import CHUNK_ROWS, PartialAccumulator
 
 __all__ = ["counted", "plain_parquet_scan", "require_template", "sketch_parquet_scan", "stored_type_reads_as"]

@@ -1,10 +1,10 @@
 """The plain-Python implementations of the SQL functions (run inside workers; unit-testable on Arrow arrays).
 
-Each takes the Arrow columns Spark passes (bound by :mod:`spark_udaf.sql_args`, the
+Each takes the Arrow columns Spark passes (bound by :mod:`spark_udaf.sql.args`, the
 native functions' argument lists) and returns what the SQL function returns: sketch
 bytes for the builders and unions, and per row the estimates of the core
 (``join_size``, ``self_join_size``, ``frequency``: median of tables with the core's
-interval) or a sketch's description. :mod:`spark_udaf.sql_udfs` wraps them as Arrow
+interval) or a sketch's description. :mod:`spark_udaf.sql.udfs` wraps them as Arrow
 UDFs; :mod:`spark_udaf.sql` registers those where the session's JVM has no jar.
 """
 
@@ -12,21 +12,12 @@ from __future__ import annotations
 
 import skimsketch as ss
 
-from ._common import load_sketch, merge_blobs
-from .partials import PartialAccumulator
-from .schemas import ESTIMATE, INFO, arrow_type, estimate_row, sketch_row
-from .sql_args import (
-    KEY_TYPES,
-    MIN_WIDTH,
-    check_key_array,
-    confidence_arg,
-    constant,
-    named_args,
-    require_binary,
-    sketch_agg_spec,
-    sketch_args,
-    sql_type,
-    weight_dtype,
+from .._common import load_sketch, merge_blobs
+from ..build.partials import PartialAccumulator
+from ..schemas import ESTIMATE, INFO, arrow_type, estimate_row, sketch_row
+from .args import (
+    KEY_TYPES, MIN_WIDTH, check_key_array, confidence_arg, constant, named_args, require_binary, sketch_agg_spec,
+    sketch_args, sql_type, weight_dtype,
 )
 
 __all__ = ["build_from_batches", "estimate_call", "frequency_impl", "info_call", "info_impl", "join_impl",

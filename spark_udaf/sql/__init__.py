@@ -25,13 +25,13 @@ arguments as the native ones do and raise the same messages; the one
 difference: a Python aggregate sees values, not whether an argument is a
 constant, so an integer argument of the Python builders right after ``key``
 that could be the weight or the first size parameter is refused: name it,
-``weight => col`` (:func:`spark_udaf.sql_args.sketch_agg_spec`, docs/spark.md).
+``weight => col`` (:func:`spark_udaf.sql.args.sketch_agg_spec`, docs/spark.md).
 ``DESCRIBE FUNCTION EXTENDED`` shows usage and examples for all of them
 (:data:`USAGE`, :func:`describe`).
 
-Modules: this one registers; :mod:`spark_udaf.sql_args` binds the arguments,
-:mod:`spark_udaf.sql_fallbacks` holds the plain-Python implementations,
-:mod:`spark_udaf.sql_udfs` their Arrow UDF wrappers and :mod:`spark_udaf.sql_docs`
+Modules: this one registers; :mod:`spark_udaf.sql.args` binds the arguments,
+:mod:`spark_udaf.sql.fallbacks` holds the plain-Python implementations,
+:mod:`spark_udaf.sql.udfs` their Arrow UDF wrappers and :mod:`spark_udaf.sql.docs`
 the DESCRIBE FUNCTION text.
 
 Python-only functions, kept under their earlier names (documented aliases)::
@@ -63,21 +63,14 @@ its SELECT, and a global Python aggregate over zero rows returns zero rows.
 
 from __future__ import annotations
 
-from . import native
-from ._common import worker_python
-from .sql_args import DEFAULT_NBYTES, MIN_NBYTES, MIN_WIDTH
-from .sql_docs import USAGE, describe, document
-from .sql_fallbacks import (
-    build_from_batches,
-    estimate_call,
-    frequency_impl,
-    info_impl,
-    join_impl,
-    merge_impl,
-    self_join_impl,
-    union_impl,
+from .. import native
+from .._common import worker_python
+from .args import DEFAULT_NBYTES, MIN_NBYTES, MIN_WIDTH
+from .docs import USAGE, describe, document
+from .fallbacks import (
+    build_from_batches, estimate_call, frequency_impl, info_impl, join_impl, merge_impl, self_join_impl, union_impl,
 )
-from .sql_udfs import ESTIMATE_TYPE, INFO_TYPE, partials_udtf, python_functions, skim_merge_udf
+from .udfs import ESTIMATE_TYPE, INFO_TYPE, partials_udtf, python_functions, skim_merge_udf
 
 __all__ = ["register", "describe", "python_functions", "FUNCTIONS", "ALIASES", "USAGE", "ESTIMATES", "MIN_NBYTES",
            "MIN_WIDTH", "DEFAULT_NBYTES", "ESTIMATE_TYPE", "INFO_TYPE", "skim_merge_udf", "MERGE_SUBPLANS_RULE",
@@ -130,7 +123,7 @@ def register(spark, confidence: float = 0.95, exclude_merge_subplans: bool = Tru
     (``confidence`` here is the Python ones' default; the JVM's is 0.95). Without
     the jar every name is a Python function, with the native argument lists.
     :data:`ALIASES` are registered too. In a classic session every registered
-    function then shows its usage and examples in ``DESCRIBE FUNCTION`` (:func:`spark_udaf.sql_docs.document`).
+    function then shows its usage and examples in ``DESCRIBE FUNCTION`` (:func:`spark_udaf.sql.docs.document`).
     With ``exclude_merge_subplans`` (default) the session's
     ``spark.sql.optimizer.excludedRules`` gains :data:`MERGE_SUBPLANS_RULE`,
     working around a Spark planner crash on queries that combine several
