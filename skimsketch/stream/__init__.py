@@ -25,7 +25,8 @@ from .exact import ExactWindowedJoin
 from .joins import WindowedJoin
 from .panes import EventClock, LateElementError, pane_index
 from .sketch_stream import SketchStream, StreamTableJoin
-from .windows import PaneBatch, WindowedSketch
+from .ingest import PaneBatch
+from .windows import WindowedSketch
 
 __all__ = [
     "Commit",

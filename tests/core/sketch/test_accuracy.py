@@ -32,8 +32,9 @@ def test_skimmed_beats_agms_at_equal_counters(z, shift, factor):
     assert e["skimmed"] * factor < e["agms"], f"skimmed {e['skimmed']:.4f} vs AGMS {e['agms']:.4f} (need {factor}x)"
 
 
-@pytest.mark.parametrize("z,shift,width,depth", [(1.0, 50, 64, 11), (1.5, 10, 64, 11), (1.0, 50, 235, 3),
-                                                 (0.5, 0, 140, 5), (2.0, 5, 140, 5)])
+@pytest.mark.parametrize("z,shift,width,depth", [
+    pytest.param(1.0, 50, 64, 11, marks=pytest.mark.slow), (1.5, 10, 64, 11), (1.0, 50, 235, 3),
+    pytest.param(0.5, 0, 140, 5, marks=pytest.mark.slow), (2.0, 5, 140, 5)])  # three in the default run
 def test_skimmed_never_meaningfully_worse_than_hash(z, shift, width, depth):
     # 12 repetitions: at 4 one unlucky median of 3 tables (seed 100, a 0.52 error where the hash
     # sketch's was 0.016) decided the mean; over 24 the skimmed/hash ratio of (1.0, 50, 235, 3) is 0.79
@@ -41,7 +42,8 @@ def test_skimmed_never_meaningfully_worse_than_hash(z, shift, width, depth):
     assert e["skimmed"] <= 1.25 * e["hash"] + 0.01, f"skimmed {e['skimmed']:.4f} vs hash {e['hash']:.4f}"
 
 
-@pytest.mark.parametrize("kind", ["agms", "hash", "skimmed"])
+# skimmed: slow (the skimmed interval's coverage runs by default in skim/test_skimdense.py)
+@pytest.mark.parametrize("kind", ["agms", "hash", pytest.param("skimmed", marks=pytest.mark.slow)])
 def test_interval_coverage(kind):
     """Over many seeded trials the exact answer lies in [low, high] at least at the stated rate."""
     trials, hits, conf = 120, 0, 0.9

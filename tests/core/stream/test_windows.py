@@ -183,7 +183,8 @@ def test_window_sketch_is_byte_identical_to_fresh_sketch_at_every_checkpoint(tem
     "template,steps,max_median_error",
     [
         (ss.HashSketch(width=1024, depth=7, seed=42), 300, 0.05),
-        (ss.SkimmedSketch(width=1024, depth=7, seed=42, domain=DOMAIN), 80, 0.05),
+        pytest.param(ss.SkimmedSketch(width=1024, depth=7, seed=42, domain=DOMAIN), 80, 0.05,
+                     marks=pytest.mark.slow),  # the hash and AGMS windows keep the property in the default run
         (ss.AGMSSketch(width=64, depth=7, seed=42), 120, 0.25),
     ],
     ids=lambda x: type(x).__name__ if isinstance(x, ss.Sketch) else str(x),

