@@ -32,6 +32,7 @@ import hashlib
 import math
 import multiprocessing as mp
 import os
+import subprocess
 import sys
 import time
 import warnings
@@ -170,7 +171,7 @@ def summarise(J: float, draws, count_like: bool) -> dict:
     err = np.abs(v[finite] - J) / scale
     hw = (hi[finite] - lo[finite]) / 2 / scale
     out = {"n": n, "hits": int(hit.sum()), "exc": exc, "nan": nan, "zw": zw, "neg": neg,
-           "incompatible": exc == n and all("IncompatibleSketchError" in x for x in errs),
+           "incompatible": exc == n > 0 and all("IncompatibleSketchError" in x for x in errs),
            "err": float(np.median(err)) if len(err) else math.nan,
            "hw": float(np.median(hw)) if len(hw) else math.nan, "why": sorted(set(errs))[:2]}
     out["ratio"] = out["hw"] / out["err"] if out["err"] >= TINY else math.nan
@@ -178,6 +179,8 @@ def summarise(J: float, draws, count_like: bool) -> dict:
 
 
 def _line(name, kind, nb, c) -> str:
+    if not c["n"]:
+        return f"{name:38s} {kind:8s} {nb:>11s}  no seed done yet"
     if c["incompatible"]:
         return f"{name:38s} {kind:8s} {nb:>11s}  incompatible ({c['why'][0]})"
     lo, hi = wilson(c["hits"], c["n"])
@@ -252,9 +255,22 @@ def matrix(results, cells, cols) -> list[str]:
         vals = []
         for col in cols:
             c = results[col][i]
-            vals.append("incompat" if c["incompatible"] else f"{c['hits'] / c['n']:.3f}")
+            vals.append("incompat" if c["incompatible"] else f"{c['hits'] / c['n']:.3f}" if c["n"] else "-")
         lines.append(f"{name:38s} " + " ".join(f"{v:>10s}" for v in vals))
     return lines
+
+
+def _commit() -> str:
+    """The checkout's commit (``+dirty`` with uncommitted changes), for the result file's header."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        head = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+dirty" if dirty else "")
 
 
 def main(argv=None) -> int:
@@ -298,37 +314,43 @@ def main(argv=None) -> int:
     cols = [(k, b) for k in kinds for b in budgets if k == "sample" or b[0] == b[1]]
     jobs = [(k, [b for kk, b in cols if kk == k], args.seed0 + s) for s in range(seeds) for k in kinds]
     raw = {col: [[] for _ in cells] for col in cols}
+    cmd = "python -m benchmarks.interval_coverage_adversarial " + " ".join(argv if argv is not None else sys.argv[1:])
+    out = args.out if args.out is not None else OUT.replace(".txt", "_quick.txt") if args.quick else OUT
     warnings.simplefilter("ignore", RuntimeWarning)  # overflow inside an estimator: its NaN/inf is counted instead
     ctx = mp.get_context("fork")
     cpu = dict.fromkeys(kinds, 0.0)
+
+    def report(done: int) -> list[str]:
+        """The table of the seeds done so far (tasks finish in seed order, up to the pool's width)."""
+        results = {col: [summarise(c[3], d, c[4]) for c, d in zip(cells, raw[col])] for col in raw}
+        n = min(len(raw[col][0]) for col in cols)
+        state = "" if done == len(jobs) else f"PARTIAL ({done}/{len(jobs)} tasks; a cell has {n}+ seeds): "
+        lines = [f"# {cmd}", f"# {state}{seeds} hash seeds a cell (from {args.seed0}), data seed {args.data_seed}, "
+                 f"scale {args.scale}, {'rows' if args.rows else 'one row per key'}, round trip through bytes: "
+                 f"{args.roundtrip}; 95% intervals; {time.perf_counter() - t0:.0f}s on {args.procs} processes",
+                 f"# library at commit {_commit()}; data {t_data:.0f}s; worker CPU seconds: "
+                 + ", ".join(f"{k} {v:.0f}" for k, v in cpu.items()), "", HEAD]
+        for i, (name, _tf, _tg, J, _cl) in enumerate(cells):
+            for k, b in cols:
+                lines.append(_line(name, k, f"{b[0]}" if b[0] == b[1] else f"{b[0]}:{b[1]}", results[(k, b)][i]))
+            lines.append(f"{'':38s} J = {J:.6g}")
+        lines += ["", *matrix(results, cells, cols)]
+        if out:
+            os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+            with open(out, "w") as fh:
+                fh.write("\n".join(lines) + "\n")
+        return lines
+
     with ctx.Pool(args.procs) as pool:
-        for done, (job, out, secs) in enumerate(pool.imap_unordered(_task, jobs), 1):
+        for done, (job, res, secs) in enumerate(pool.imap_unordered(_task, jobs), 1):
             cpu[job[0]] += secs
-            for pair, draws in out.items():
+            for pair, draws in res.items():
                 for i, d in enumerate(draws):
                     raw[(job[0], pair)][i].append(d)
-            if done % max(1, len(jobs) // 40) == 0:
-                print(f"# {done}/{len(jobs)} jobs, {time.perf_counter() - t0:.0f}s", file=sys.stderr, flush=True)
-    results = {col: [summarise(c[3], draws, c[4]) for c, draws in zip(cells, raw[col])] for col in raw}
-
-    cmd = "python -m benchmarks.interval_coverage_adversarial " + " ".join(argv if argv is not None else sys.argv[1:])
-    lines = [f"# {cmd}", f"# {seeds} hash seeds a cell (from {args.seed0}), data seed {args.data_seed}, scale "
-             f"{args.scale}, {'rows' if args.rows else 'one row per key'}, "
-             f"round trip through bytes: {args.roundtrip}; 95% intervals; "
-             f"{time.perf_counter() - t0:.0f}s on {args.procs} processes",
-             f"# data {t_data:.0f}s; worker CPU seconds: " + ", ".join(f"{k} {v:.0f}" for k, v in cpu.items()),
-             "", HEAD]
-    for i, (name, _tf, _tg, J, _cl) in enumerate(cells):
-        for k, b in cols:
-            lines.append(_line(name, k, f"{b[0]}" if b[0] == b[1] else f"{b[0]}:{b[1]}", results[(k, b)][i]))
-        lines.append(f"{'':38s} J = {J:.6g}")
-    lines += ["", *matrix(results, cells, cols)]
-    print("\n".join(lines))
-    out = args.out if args.out is not None else OUT.replace(".txt", "_quick.txt") if args.quick else OUT
-    if out:
-        os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-        with open(out, "w") as fh:
-            fh.write("\n".join(lines) + "\n")
+            if done % max(1, len(jobs) // 20) == 0 and done < len(jobs):
+                print(f"# {done}/{len(jobs)} tasks, {time.perf_counter() - t0:.0f}s", file=sys.stderr, flush=True)
+                report(done)  # a checkpoint: the file holds the seeds done so far
+    print("\n".join(report(len(jobs))))
     return 0
 
 
