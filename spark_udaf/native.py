@@ -110,7 +110,7 @@ def available() -> bool:
 
 def self_test() -> str:
     """Run the jar's self-test (the hash family's pinned vectors, fingerprints, sketch bytes) -> its output."""
-    done = subprocess.run([tool("java"), "-cp", str(jar_path()), "io.skimsketch.spark.SelfTest"],
+    done = subprocess.run([tool("java"), "-cp", str(jar_path()), "io.skimsketch.spark.selftest.SelfTest"],
                           capture_output=True, text=True)
     if done.returncode:
         raise AssertionError(f"native self-test failed:\n{done.stdout}{done.stderr}")

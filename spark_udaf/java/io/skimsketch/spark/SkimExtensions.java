@@ -1,5 +1,6 @@
 package io.skimsketch.spark;
 
+import io.skimsketch.spark.sql.SampleRule;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.SparkSessionExtensions;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;

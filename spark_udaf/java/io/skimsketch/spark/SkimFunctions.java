@@ -1,5 +1,13 @@
 package io.skimsketch.spark;
 
+import io.skimsketch.spark.common.Keys;
+import io.skimsketch.spark.sketch.SketchState;
+import io.skimsketch.spark.sketch.Spec;
+import io.skimsketch.spark.sql.BuildAggregate;
+import io.skimsketch.spark.sql.EstimateFunctions;
+import io.skimsketch.spark.sql.NamedCall;
+import io.skimsketch.spark.sql.SampleSql;
+import io.skimsketch.spark.sql.SampleUnionAgg;
 import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -71,7 +79,7 @@ public final class SkimFunctions {
      * (the core's Arrow rule); TINYINT to BIGINT, NULL and DECIMAL(p, 0) are integral. Any other type is an
      * error that names the supported ones.
      */
-    static boolean fractionalWeight(String fn, DataType wt) {
+    public static boolean fractionalWeight(String fn, DataType wt) {
         if (wt instanceof FloatType || wt instanceof DoubleType
                 || (wt instanceof DecimalType && ((DecimalType) wt).scale() > 0)) {
             return true;
@@ -86,7 +94,7 @@ public final class SkimFunctions {
 
     /** The type integral weights are cast to: DECIMAL(p, 0) as it is (exact int64 or an error, Keys.decimalWeight),
      * the others BIGINT. */
-    static DataType integralWeightType(DataType wt) {
+    public static DataType integralWeightType(DataType wt) {
         return wt instanceof DecimalType ? wt : DataTypes.LongType;
     }
     private static final String SK = "SELECT day, skim_sketch_agg(user_id) AS sk, count(*) FROM events GROUP BY day";
@@ -226,7 +234,7 @@ public final class SkimFunctions {
      * checked in Java, so it is thrown undeclared).
      */
     @SuppressWarnings("unchecked")
-    static RuntimeException error(String msg) {
+    public static RuntimeException error(String msg) {
         int colon = msg.indexOf(':');
         String fn = colon > 0 ? msg.substring(0, colon) : "skim";
         scala.collection.immutable.Map<String, String> params = (scala.collection.immutable.Map<String, String>)
@@ -248,14 +256,14 @@ public final class SkimFunctions {
     }
 
     /** Positional arguments, then named ones ({@code name => value}), checked against the allowed names. */
-    static final class Args {
+    public static final class Args {
         final String fn;
-        final List<Expression> positional = new ArrayList<>();
-        final Map<String, Expression> named = new LinkedHashMap<>();
+        public final List<Expression> positional = new ArrayList<>();
+        public final Map<String, Expression> named = new LinkedHashMap<>();
         /** The arguments as written (a column's default name shows them, NamedCall.shown). */
         final Seq<Expression> written;
 
-        Args(String fn, Seq<Expression> argSeq, Set<String> allowed) {
+        public Args(String fn, Seq<Expression> argSeq, Set<String> allowed) {
             this.fn = fn;
             this.written = argSeq;
             for (Expression e : CollectionConverters.asJava(argSeq)) {
@@ -279,7 +287,7 @@ public final class SkimFunctions {
         }
 
         /** Names the positional constants (in order) and adds the named ones; a name given twice is an error. */
-        Map<String, Expression> constants(List<Expression> values, String... names) {
+        public Map<String, Expression> constants(List<Expression> values, String... names) {
             Map<String, Expression> out = new HashMap<>();
             for (int i = 0; i < values.size(); i++) {
                 out.put(names[i], values.get(i));
@@ -294,7 +302,7 @@ public final class SkimFunctions {
         }
     }
 
-    static long constant(String fn, String name, Expression e) {
+    public static long constant(String fn, String name, Expression e) {
         if (!e.foldable()) {
             throw error(fn + ": parameter " + name + " must be a constant, got " + e.sql());
         }
@@ -464,7 +472,7 @@ public final class SkimFunctions {
     }
 
     /** e as type t (itself when it already has that type). */
-    static Expression castTo(Expression e, DataType t) {
+    public static Expression castTo(Expression e, DataType t) {
         return e.dataType().equals(t) ? e : new Cast(e, t, Option.empty());
     }
 
@@ -495,7 +503,7 @@ public final class SkimFunctions {
     /** The type a builder reads a key column as: BINARY for strings and binary (hashed through fingerprint64),
      * BIGINT for integers, and FLOAT/DOUBLE as they are (integral values below 2^24/2^53, checked per row by
      * Keys.floatKey/doubleKey); another type is refused naming the supported ones. */
-    static DataType keyAs(String fn, DataType kt) {
+    public static DataType keyAs(String fn, DataType kt) {
         if (kt instanceof StringType || kt instanceof BinaryType) {
             return DataTypes.BinaryType;
         }

@@ -1,0 +1,465 @@
+package io.skimsketch.spark.sample;
+
+import io.skimsketch.spark.CorruptSketchError;
+import io.skimsketch.spark.IncompatibleSketchError;
+import io.skimsketch.spark.common.Hashing;
+import io.skimsketch.spark.common.Keys;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The join sample's own checks, run by the jar's self-test (io.skimsketch.spark.selftest.SampleSelfTest,
+ * after the golden vectors): the layout-2 codec (hand-computed cases, round trips, every refusal), the
+ * fingerprints (mix64, 3M string keys without equal fingerprints), legacy samples, altered bytes, the
+ * bounded buffers and exact merges of partition pieces; and the golden samples rebuilt from their rows.
+ * In this package: they check its package-private parts.
+ */
+public final class SampleChecks {
+    private SampleChecks() {}
+
+    private static void check(boolean ok, String what) {
+        if (!ok) {
+            throw new AssertionError("self-test failed: " + what);
+        }
+    }
+
+    /** The layout byte of a join sample's bytes (1 or 2). */
+    public static int layout(byte[] b) {
+        return b[SampleFormat.HEADER + 4];
+    }
+
+    /** The checks, in order; an AssertionError names the first that fails. */
+    public static void run() {
+        codec();
+        fingerprints();
+        legacy();
+        bounded();
+        pieces();
+    }
+
+    /**
+     * Altered bytes (one byte set to a random value, or one bit flipped, the CRC recomputed, so that the
+     * field checks run): refused with CorruptSketchError, or read into a sample whose layout-2 bytes read
+     * back the same (and are the altered bytes themselves when those were layout 2); never another exception.
+     */
+    public static void fuzz(Map<String, byte[]> blobs) {
+        java.util.Random rnd = new java.util.Random(7);
+        for (Map.Entry<String, byte[]> e : blobs.entrySet()) {
+            for (int t = 0; t < 600; t++) {
+                byte[] b = e.getValue().clone();
+                int at = rnd.nextInt(b.length - 4);
+                if (t % 2 == 0) {
+                    b[at] = (byte) rnd.nextInt(256);
+                } else {
+                    b[at] ^= (byte) (1 << rnd.nextInt(8));
+                }
+                java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+                crc.update(b, 0, b.length - 4);
+                java.nio.ByteBuffer.wrap(b, b.length - 4, 4).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+                        .putInt((int) crc.getValue());
+                try {
+                    byte[] out = SampleFormat.decode(b).toBytes();
+                    check(java.util.Arrays.equals(SampleFormat.decode(out).toBytes(), out)
+                            && (layout(b) != 2 || java.util.Arrays.equals(out, b)), "altered sample " + e.getKey()
+                            + " read back differently (byte " + at + " = " + (b[at] & 0xFF) + ")");
+                } catch (CorruptSketchError ok) {
+                    // refused: what the core does with it
+                } catch (RuntimeException other) {
+                    throw new AssertionError("self-test failed: altered sample " + e.getKey() + " raised " + other);
+                }
+            }
+        }
+    }
+
+    /**
+     * The rewritten aggregate's buffers (exact totals of disjoint keys, merged by keeping the smallest) hold
+     * at most C + 1 entries whatever the keys (no task holds every key), and write the building sample's
+     * bytes, which keep the longest (rank, fp) prefix that fits the budget.
+     */
+    private static void bounded() {
+        int budget = SampleState.budget("self-test", 1024);
+        int c = SampleState.maxEntries(budget, false);
+        check(c == 816 && SampleState.maxEntries(budget, true) == 113 && SampleState.maxEntries(148, false) == 38,
+                "C(B) = floor(8 (B - 105) / 9), or / 65 for float totals");
+        SampleState whole = SampleState.building(budget, 9, false);
+        SampleState[] parts = {SampleState.totals(budget, 9, false), SampleState.totals(budget, 9, false)};
+        java.util.Random rnd = new java.util.Random(3);
+        for (long k = 0; k < 200_000; k++) {
+            long t = 1 + (long) Math.floor(1.0 / (1e-6 + rnd.nextDouble())) % 5000; // heavy-tailed totals
+            whole.add(k, 1, t);
+            parts[(int) (k % 2)].offerTotal(k, 1, t);
+        }
+        check(parts[0].sel.size == c + 1 && parts[1].sel.size == c + 1, "totals buffers hold C + 1 entries");
+        byte[] bytes = whole.toBytes();
+        check(java.util.Arrays.equals(parts[0].merge(parts[1]).toBytes(), bytes),
+                "merged totals buffers write the building sample's bytes");
+        collisions(parts[1].sel);
+        longestPrefix(whole, bytes);
+        SampleState fl = SampleState.building(600, 5, true);
+        for (long k = 0; k < 3000; k++) {
+            fl.add(k % 700, 1, 0.25 + (k % 13));
+        }
+        longestPrefix(fl, fl.toBytes());
+    }
+
+    /**
+     * Two keys of one fingerprint (about K^2 / 2^53 likely) met by a bounded buffer that holds it: one entry
+     * with the summed total, K counted once; a zero sum leaves the table. Checked on a full buffer with one
+     * held fingerprint offered again (as a second key of it would be).
+     */
+    private static void collisions(SampleSelect s) {
+        Integer[] idx = s.order();
+        long fp = s.keys[idx[idx.length / 2]];
+        long t = s.totals[idx[idx.length / 2]];
+        long k = s.nKeys;
+        int size = s.size;
+        s.nKeys++;
+        s.offer(fp, 1_000_000, SampleRank.rank(fp, 1_000_000.0));
+        Integer[] after = s.order();
+        check(s.nKeys == k && s.size == size && s.keys[after[0]] == fp && s.totals[after[0]] == t + 1_000_000,
+                "a held fingerprint offered again: one entry, the summed total, ranked by it");
+        s.nKeys++;
+        s.offer(fp, -(t + 1_000_000), SampleRank.rank(fp, (double) -(t + 1_000_000)));
+        Integer[] gone = s.order();
+        boolean held = false;
+        for (int i = 0; i < s.size; i++) {
+            held |= s.keys[i] == fp;
+        }
+        check(s.nKeys == k - 1 && s.size == size - 1 && !held && s.keys[gone[0]] == s.keys[after[1]],
+                "a fingerprint whose summed total is zero leaves the buffer and the key count");
+        for (int i = 0; i < s.size; i++) { // the heap order still holds
+            int p = (i - 1) >> 1;
+            check(i == 0 || SampleRank.compare(s.ranks[p], s.keys[p], s.ranks[i], s.keys[i]) > 0, "heap order");
+        }
+    }
+
+    /** A whole sample fits its budget, and one more entry of its (rank, fp) order would not. */
+    private static void longestPrefix(SampleState s, byte[] bytes) {
+        SampleState.Fin f = s.sample();
+        check(bytes.length <= s.nbytes && f.fps.length < f.nKeys, "a whole sample within its budget");
+        SampleSelect all = new SampleSelect(1 << 20, s.isFloat);
+        s.map.forEach((fp, t) -> {
+            all.nKeys++;
+            all.offer(fp, t, SampleRank.rank(fp, s.isFloat ? Double.longBitsToDouble(t) : (double) t));
+        });
+        Integer[] idx = all.order();
+        int n = f.fps.length + 1;
+        long[] fps = new long[n];
+        long[] ts = new long[n];
+        for (int i = 0; i < n; i++) {
+            fps[i] = all.keys[idx[i]];
+            ts[i] = all.totals[idx[i]];
+            check(i == n - 1 || (fps[i] == f.fps[i] && ts[i] == f.totals[i]), "a whole sample is a (rank, fp) prefix");
+        }
+        SampleState more = SampleState.finished(s.nbytes, s.seed, s.isFloat, new SampleState.Fin(fps, ts,
+                all.ranks[idx[n]], f.nKeys, s.isFloat));
+        more.total = s.total;
+        more.keyDomain = s.keyDomain;
+        check(more.toBytes().length > s.nbytes, "one more entry than a whole sample's would exceed the budget");
+    }
+
+    /**
+     * Pieces for the fingerprint partitions of a table (partial samples of min(K, C) entries), finished
+     * and merged in any order, write the one-machine sample byte for byte.
+     */
+    private static void pieces() {
+        for (boolean isFloat : new boolean[] {false, true}) {
+            int budget = 700;
+            int p = 3;
+            SampleState one = SampleState.building(budget, 11, isFloat);
+            SampleState[] piece = new SampleState[p];
+            for (int i = 0; i < p; i++) {
+                piece[i] = SampleState.building(budget, 11, isFloat);
+                piece[i].parts = p;
+                piece[i].covered = new java.util.BitSet();
+                piece[i].covered.set(i);
+            }
+            SampleRank r = SampleRank.of(11);
+            java.util.Random rnd = new java.util.Random(5);
+            for (int row = 0; row < 20_000; row++) {
+                long k = rnd.nextBoolean() ? rnd.nextInt(4000) : (long) Math.floor(1.0 / (1e-3 + rnd.nextDouble()));
+                SampleState to = piece[SampleRank.partition(r.fp(k), p)];
+                if (isFloat) {
+                    one.add(k, 1, 0.5 + (row % 5));
+                    to.add(k, 1, 0.5 + (row % 5));
+                } else {
+                    one.add(k, 1, 1L);
+                    to.add(k, 1, 1L);
+                }
+            }
+            byte[][] fin = new byte[p][];
+            for (int i = 0; i < p; i++) {
+                fin[i] = piece[i].toBytes();
+                SampleState back = SampleFormat.decode(fin[i]);
+                check(back.sample().fps.length == Math.min(back.sample().nKeys, SampleState.maxEntries(budget, isFloat))
+                        && java.util.Arrays.equals(back.toBytes(), fin[i]), "a partial piece keeps min(K, C) entries");
+            }
+            byte[] want = one.toBytes();
+            byte[] got = SampleFormat.decode(fin[2]).merge(SampleFormat.decode(fin[0]))
+                    .merge(SampleFormat.decode(fin[1])).toBytes();
+            check(java.util.Arrays.equals(got, want) && SampleFormat.decode(want).sample().fps.length
+                    < SampleFormat.decode(fin[0]).sample().fps.length, "merged partition pieces write the one-machine "
+                    + "sample");
+            Map<String, byte[]> fz = new HashMap<>();
+            fz.put("piece" + (isFloat ? "-float" : ""), fin[1]);
+            fz.put("whole" + (isFloat ? "-float" : ""), want);
+            fuzz(fz);
+        }
+    }
+
+    private static void refused(Runnable r, String what) {
+        try {
+            r.run();
+        } catch (CorruptSketchError e) {
+            return;
+        }
+        throw new AssertionError("self-test failed: " + what + " was not refused");
+    }
+
+    /** The brute-force Rice parameter: the smallest r of fewest bits. */
+    private static int bruteRice(long[] fps, int n) {
+        int best = 0;
+        for (int r = 1; r <= SampleCodec.MAX_RICE; r++) {
+            if (SampleCodec.riceBits(fps, n, r) < SampleCodec.riceBits(fps, n, best)) {
+                best = r;
+            }
+        }
+        return best;
+    }
+
+    /** The layout-2 codes: hand-computed cases, round trips, and every refusal of the decoders. */
+    private static void codec() {
+        // fps {0, 1, 5}: gaps 0, 0, 3; bits r=0: 6, r=1: 7 -> r = 0, "0" "0" "1110", padded: 0x38
+        long[] small = {0, 1, 5};
+        check(SampleCodec.riceParameter(small, 3) == 0 && SampleCodec.riceBits(small, 3, 0) == 6
+                && java.util.Arrays.equals(SampleCodec.riceEncode(small, 3, 0), new byte[] {0x38}),
+                "Rice code of fingerprints {0, 1, 5}");
+        check(java.util.Arrays.equals(SampleCodec.riceDecode(new byte[] {0x38}, 0, 1, 3, 0), small),
+                "Rice decode of 0x38");
+        // fps {2^52 - 1}: r = 51 (53 bits: "1" "0" then 51 ones), 7 bytes
+        long[] top = {SampleRank.FP_LIMIT - 1};
+        byte[] topBytes = SampleCodec.riceEncode(top, 1, 51);
+        check(SampleCodec.riceParameter(top, 1) == 51 && topBytes.length == 7 && (topBytes[0] & 0xFF) == 0xBF
+                && (topBytes[6] & 0xFF) == 0xF8 && SampleCodec.riceDecode(topBytes, 0, 7, 1, 51)[0] == top[0],
+                "Rice code of the largest fingerprint");
+        // fps {3, 4}: gaps 3, 0: r=0: 3+2 = 5 bits, r=1: 1+0+4 = 5 bits, r=2: 0+0+6 -> r = 0 (the tie's smallest)
+        check(SampleCodec.riceParameter(new long[] {3, 4}, 2) == 0, "a Rice tie takes the smallest r");
+        check(SampleCodec.riceParameter(new long[0], 0) == 0 && SampleCodec.riceEncode(new long[0], 0, 0).length == 0,
+                "no fingerprints: r = 0, no bytes");
+        // refusals: padding bits, extra bytes, overruns, a fingerprint from 2^52 on
+        refused(() -> SampleCodec.riceDecode(new byte[] {0x39}, 0, 1, 3, 0), "non-zero padding bits");
+        refused(() -> SampleCodec.riceDecode(new byte[] {0x38, 0}, 0, 2, 3, 0), "an extra fingerprint-section byte");
+        refused(() -> SampleCodec.riceDecode(new byte[] {(byte) 0xFF}, 0, 1, 1, 0), "a gap overrunning the section");
+        check(SampleCodec.riceDecode(new byte[] {0x38}, 0, 1, 5, 0)[4] == 7, "0x38 holds 5 gaps (0, 0, 3, 0, 0)");
+        refused(() -> SampleCodec.riceDecode(new byte[] {0x38}, 0, 1, 6, 0), "more gaps than the section holds");
+        refused(() -> SampleCodec.riceDecode(new byte[] {(byte) 0xBF, -1, -1, -1, -1, -1, -1, -1}, 0, 8, 2, 51),
+                "a fingerprint beyond 2^52 - 1");
+        refused(() -> SampleCodec.riceDecode(new byte[] {(byte) 0xDF, -1, -1, -1, -1, -1, (byte) 0xF8}, 0, 7, 1, 51),
+                "a fingerprint of 2^52");
+        // zigzag varints
+        check(SampleCodec.zigzag(-1) == 1 && SampleCodec.zigzag(1) == 2 && SampleCodec.zigzag(Long.MIN_VALUE) == -1L,
+                "zigzag");
+        byte[] v = new byte[20];
+        check(SampleCodec.putVarint(v, 0, 300) == 2 && (v[0] & 0xFF) == 0xD8 && v[1] == 0x04
+                && SampleCodec.varintSize(300) == 2 && SampleCodec.varintSize(-64) == 1
+                && SampleCodec.varintSize(64) == 2, "varint of 300 = d8 04");
+        check(SampleCodec.putVarint(v, 0, Long.MIN_VALUE) == 10 && v[9] == 1 && SampleCodec.varintSize(Long.MAX_VALUE) == 10
+                && SampleCodec.varintDecode(v, 0, 10, 1)[0] == Long.MIN_VALUE, "varint of -2^63 (10 bytes)");
+        refused(() -> SampleCodec.varintDecode(new byte[] {(byte) 0x82, 0}, 0, 2, 1), "an overlong varint");
+        refused(() -> SampleCodec.varintDecode(new byte[] {-1, -1, -1, -1, -1, -1, -1, -1, -1, 2}, 0, 10, 1),
+                "a varint whose 10th byte is 2");
+        refused(() -> SampleCodec.varintDecode(new byte[] {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 1}, 0, 11, 1),
+                "an 11-byte varint");
+        refused(() -> SampleCodec.varintDecode(new byte[] {2, 2}, 0, 2, 1), "an extra totals byte");
+        refused(() -> SampleCodec.varintDecode(new byte[] {(byte) 0x82}, 0, 1, 1), "a varint overrunning the section");
+        // random round trips, and the Rice parameter against brute force
+        java.util.Random rnd = new java.util.Random(17);
+        for (int t = 0; t < 300; t++) {
+            int n = rnd.nextInt(t < 100 ? 8 : 400);
+            int spread = Math.min(52, 34 - Integer.numberOfLeadingZeros(n) + rnd.nextInt(52)); // room for n values
+            java.util.TreeSet<Long> set = new java.util.TreeSet<>();
+            while (set.size() < n) {
+                set.add(spread == 52 ? rnd.nextLong() >>> 12 : (rnd.nextLong() >>> 12) & ((1L << spread) - 1));
+            }
+            long[] fps = set.stream().mapToLong(Long::longValue).toArray();
+            int r = SampleCodec.riceParameter(fps, n);
+            check(r == bruteRice(fps, n), "the Rice parameter of fewest bits (" + n + " fingerprints)");
+            byte[] sec = SampleCodec.riceEncode(fps, n, r);
+            check(java.util.Arrays.equals(SampleCodec.riceDecode(sec, 0, sec.length, n, r), fps), "Rice round trip");
+            long[] ts = new long[n];
+            int size = 0;
+            for (int i = 0; i < n; i++) {
+                ts[i] = rnd.nextInt(4) == 0 ? rnd.nextLong() : rnd.nextInt(1000) - 500;
+                size += SampleCodec.varintSize(ts[i]);
+            }
+            byte[] out = new byte[size];
+            int pos = 0;
+            for (long x : ts) {
+                pos = SampleCodec.putVarint(out, pos, x);
+            }
+            check(pos == size && java.util.Arrays.equals(SampleCodec.varintDecode(out, 0, size, n), ts),
+                    "varint round trip");
+        }
+        // a sample over hand-picked rows: the header's budget, layout 2, the sections in fingerprint order
+        SampleState s = SampleState.building(148, 3, false);
+        s.add(10L, 1, 5L);
+        s.add(20L, 1, -2L);
+        byte[] b = s.toBytes();
+        java.nio.ByteBuffer bb = java.nio.ByteBuffer.wrap(b).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        long[] fps = {SampleRank.of(3).fp(10), SampleRank.of(3).fp(20)};
+        long[] sorted = fps.clone();
+        java.util.Arrays.sort(sorted);
+        byte[] sec = SampleCodec.riceEncode(sorted, 2, SampleCodec.riceParameter(sorted, 2));
+        check(bb.getInt(8) == 148 && b[32] == 1 && layout(b) == 2 && bb.getInt(72) == 2
+                && Double.isInfinite(bb.getDouble(80)) && bb.getLong(88) == 2 && b[96] == SampleCodec.riceParameter(sorted, 2)
+                && bb.getInt(97) == sec.length && b.length == SampleFormat.OVERHEAD + sec.length + 2
+                && java.util.Arrays.equals(java.util.Arrays.copyOfRange(b, 101, 101 + sec.length), sec)
+                && b[101 + sec.length] == (sorted[0] == fps[0] ? 10 : 3) && b[102 + sec.length] == (sorted[0] == fps[0] ? 3 : 10),
+                "the layout-2 bytes of a two-key sample");
+    }
+
+    /**
+     * fp = (h ^ mix(k)) >>> 12: mix is splitmix64's finalizer (values computed by hand in Python, modulo
+     * 2^64), the legacy fingerprint h >>> 12 differs from it by mix(k) >>> 12, and 3M string keys (the
+     * canonical keys of "key-0" .. "key-2999999") have 3M distinct fingerprints, where h >>> 12 alone
+     * (32 bits of entropy through the family's fold) gives about K^2 / 2^33 = 1048 equal pairs.
+     */
+    private static void fingerprints() {
+        check(Hashing.mix(0) == 0 && Hashing.mix(1) == 0x5692161d100b05e5L && Hashing.mix(-1) == 0xb4d055fcf2cbbd7bL
+                && Hashing.mix(Long.MAX_VALUE) == 0x5a682afe7965debdL, "mix64 of 0, 1, -1, 2^63 - 1");
+        SampleRank r = SampleRank.of(0);
+        for (long k : new long[] {0, 1, -1, 12345, Long.MIN_VALUE}) {
+            check((r.fp(k) ^ r.fp(k, true)) == Hashing.mix(k) >>> 12 && r.fp(k, false) == r.fp(k)
+                    && r.fp(k) < SampleRank.FP_LIMIT, "fp(k) = (h ^ mix(k)) >>> 12, legacy h >>> 12, key " + k);
+        }
+        int n = 3_000_000;
+        long[] fps = new long[n];
+        long[] old = new long[n];
+        for (int i = 0; i < n; i++) {
+            long k = Hashing.fingerprint64(("key-" + i).getBytes(StandardCharsets.UTF_8));
+            fps[i] = r.fp(k);
+            old[i] = r.fp(k, true);
+        }
+        int same = equalPairs(fps);
+        int sameOld = equalPairs(old);
+        check(same == 0 && sameOld > 500, "3M string keys: " + same + " equal fingerprints (h >>> 12 alone: "
+                + sameOld + ")");
+    }
+
+    /** Adjacent equal values once sorted. */
+    private static int equalPairs(long[] v) {
+        java.util.Arrays.sort(v);
+        int c = 0;
+        for (int i = 1; i < v.length; i++) {
+            c += v[i] == v[i - 1] ? 1 : 0;
+        }
+        return c;
+    }
+
+    private static void incompatible(Runnable r, String want, String what) {
+        try {
+            r.run();
+        } catch (IncompatibleSketchError e) {
+            check(e.getMessage().equals(want), what + ": " + e.getMessage());
+            return;
+        }
+        throw new AssertionError("self-test failed: " + what + " was not refused");
+    }
+
+    /**
+     * Legacy samples (fingerprints h >>> 12, extension flag bit 1): bytes -> state -> bytes, frequency by
+     * the legacy fingerprint, legacy with legacy joins and merges; a legacy partial flag (3) is refused;
+     * a legacy sample with a layout-2 one is refused in join, merge and union.
+     */
+    private static void legacy() {
+        SampleState old = SampleState.building(400, 7, false);
+        old.legacy = true;
+        SampleState now = SampleState.building(400, 7, false);
+        for (long k = 0; k < 300; k++) {
+            old.add(k, 1, 1 + k % 7);
+            now.add(k, 1, 1 + k % 7);
+        }
+        byte[] ob = old.toBytes();
+        byte[] nb = now.toBytes();
+        SampleState back = SampleFormat.decode(ob);
+        check(ob[SampleFormat.HEADER + 5] == SampleFormat.LEGACY && nb[SampleFormat.HEADER + 5] == 0 && back.legacy
+                && !SampleFormat.decode(nb).legacy && java.util.Arrays.equals(back.toBytes(), ob)
+                && !java.util.Arrays.equals(ob, nb), "a legacy sample: flag bit 1, bytes -> state -> bytes");
+        SampleState.Fin f = back.sample();
+        SampleRank r = SampleRank.of(7);
+        long kept = -1;
+        for (long k = 0; k < 300 && kept < 0; k++) {
+            kept = f.fps[0] == r.fp(k, true) ? k : -1;
+        }
+        check(kept >= 0 && SampleEstimator.frequency(back, kept, 1, 0.95).value == 1 + kept % 7,
+                "a legacy sample's frequency looks up h >>> 12");
+        double self = SampleEstimator.selfJoin(back, 0.95).value;
+        SampleState small = SampleState.building(400, 7, false);
+        small.legacy = true;
+        for (long k = 0; k < 5; k++) {
+            small.add(k, 1, 2L);
+        }
+        byte[] sb = small.toBytes();
+        SampleState twice = SampleFormat.decode(sb).merge(SampleFormat.decode(sb));
+        check(SampleEstimator.join(back, SampleFormat.decode(ob), 0.95).value == self && twice.legacy
+                && twice.sample().complete() && twice.totalWeight() == 20.0
+                && SampleEstimator.frequency(twice, 3, 1, 0.95).value == 4.0, "legacy joins and merges legacy");
+        byte[] both = ob.clone();
+        both[SampleFormat.HEADER + 5] = 3;
+        java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+        crc.update(both, 0, both.length - 4);
+        java.nio.ByteBuffer.wrap(both, both.length - 4, 4).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+                .putInt((int) crc.getValue());
+        refused(() -> SampleFormat.decode(both), "extension flags 3 (a legacy piece)");
+        for (boolean legacyFirst : new boolean[] {true, false}) {
+            byte[] a = legacyFirst ? ob : nb;
+            byte[] b = legacyFirst ? nb : ob;
+            String pair = legacyFirst ? "('layout 1' != 'layout 2')" : "('layout 2' != 'layout 1')";
+            incompatible(() -> SampleEstimator.join(a, b, 0.95, "skim_join_size"),
+                    "cannot join sketches: rank hash differs " + pair, "join of legacy and layout-2 samples");
+            incompatible(() -> SampleFormat.decode(a).merge(SampleFormat.decode(b)),
+                    "cannot merge sketches: rank hash differs " + pair, "merge of legacy and layout-2 samples");
+            incompatible(() -> SampleEstimator.union(a, b), "cannot merge sketches: rank hash differs " + pair,
+                    "union of legacy and layout-2 samples");
+        }
+    }
+
+    /** Some layout-2 golden samples rebuilt from their rows (tests/core/sample_golden.py's builders). */
+    public static boolean rebuiltCompact(Map<String, byte[]> blobs) {
+        SampleState complete = SampleState.building(512, 41, false);
+        for (long k : new long[] {3, 1, 4, 1, 5, 9, 2, 6}) {
+            complete.add(k, 1, 1L);
+        }
+        complete.add(null, 1, 1L);
+        SampleState wide = SampleState.building(400, 43, false);
+        for (long k = 0; k < 40; k++) {
+            wide.add(k, 1, k * (1L << 33) + 1);
+        }
+        SampleState extreme = SampleState.building(300, 43, false);
+        long[] w = {-1, 1, -64, 64, -65, 63, 1L << 31, -(1L << 31), 127, 128, 300, -300, 1L << 56, -(1L << 56), 5,
+            1L << 49, -(1L << 35)};
+        for (int k = 0; k < 15 + w.length; k++) {
+            extreme.add((long) k, 1, k < 15 ? (k % 2 == 0 ? 1 : -1) * ((1L << 62) + k) : w[k - 15]);
+        }
+        SampleState empty = SampleState.building(256, 42, false);
+        return java.util.Arrays.equals(complete.toBytes(), blobs.get("complete"))
+                && java.util.Arrays.equals(wide.toBytes(), blobs.get("wide"))
+                && java.util.Arrays.equals(extreme.toBytes(), blobs.get("extreme_totals"))
+                && java.util.Arrays.equals(empty.toBytes(), blobs.get("empty"));
+    }
+
+    /** Some golden samples rebuilt from their rows (tests/core/sample_golden.py's builders) at the converted budget. */
+    public static boolean rebuilt(Map<String, byte[]> converted) {
+        SampleState complete = SampleState.building(100 + 12 * 34, 41, false);
+        complete.legacy = true; // converted from layout 1: fingerprints h >>> 12
+        for (long k : new long[] {3, 1, 4, 1, 5, 9, 2, 6}) {
+            complete.add(k, 1, 1L);
+        }
+        complete.add(null, 1, 1L);
+        SampleState empty = SampleState.building(100 + 12 * 13, 42, false);
+        empty.legacy = true;
+        return java.util.Arrays.equals(complete.toBytes(), converted.get("complete"))
+                && java.util.Arrays.equals(empty.toBytes(), converted.get("empty"));
+    }
+}

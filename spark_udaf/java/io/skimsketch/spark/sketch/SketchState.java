@@ -1,0 +1,541 @@
+package io.skimsketch.spark.sketch;
+
+import io.skimsketch.spark.CounterOverflowError;
+import io.skimsketch.spark.IncompatibleSketchError;
+import io.skimsketch.spark.KeyDomainError;
+import io.skimsketch.spark.common.Hashing;
+import io.skimsketch.spark.common.Keys;
+import java.io.Externalizable;
+import java.io.IOException;
+import java.io.ObjectInput;
+import java.io.ObjectOutput;
+import java.util.Map;
+
+/**
+ * A hash sketch (kind 2) or skimmed sketch (kind 3, bounded or unbounded) being built: what an
+ * update, a merge and the estimators see. Its parts each do one job: the counters
+ * ({@link IntCounters}, or {@link FloatCounters} for a SUM sketch: one of the two, never both),
+ * exact mode's entries ({@link IntEntries}, {@link FloatEntries}) while they fit the capacity, the
+ * key range ({@link KeyRange}, search="range"), the cells of a key ({@link CellHasher}) and the key
+ * cache ({@link KeyCache}); the bytes are the core's format version 4 ({@link SketchFormat}).
+ * Integer weights into float counters (an unweighted side of a SUM join) are added as float64, as
+ * the core's astype(float64).
+ */
+public final class SketchState implements Externalizable {
+    private static final long serialVersionUID = 1L;
+    public static final int KIND_AGMS = 1;
+    public static final int KIND_HASH = 2;
+    public static final int KIND_SKIMMED = 3;
+    public static final int KEY_INT = 1;
+    public static final int KEY_BYTES = 2;
+
+    Spec spec; // null: a union buffer that has not seen a sketch yet
+    IntCounters ints; // integer counters; null with float counters
+    FloatCounters floats; // float counters; null with integer counters
+    IntEntries entries; // exact mode, integer weights; null in counter mode
+    FloatEntries fentries; // exact mode, float weights
+    int keyDomain;
+    boolean nonneg = true; // the sign flag: every weight added to a non-null key was >= 0 (Sketch.nonnegative)
+    final KeyRange range = new KeyRange(); // search="range": the integer keys inserted with a non-zero weight
+    private transient CellHasher hasher;
+    private transient KeyCache cache; // integer counters without a hierarchy; null until used
+    private transient KeyCache.Sink sink;
+
+    public SketchState() {}
+
+    public SketchState(Spec spec) {
+        this.spec = spec;
+        allocate(spec.exact);
+    }
+
+    private void allocate(boolean exact) {
+        if (exact) {
+            if (spec.isFloat) {
+                fentries = new FloatEntries();
+            } else {
+                entries = new IntEntries();
+            }
+        }
+        int n = spec.width * spec.depth;
+        int hn = spec.hierLg > 0 ? Hashing.LEVELS * spec.hierDepth * (1 << spec.hierLg) : 0;
+        if (spec.isFloat) {
+            floats = new FloatCounters(n, hn);
+        } else {
+            ints = new IntCounters(n, hn);
+        }
+    }
+
+    private boolean exact() {
+        return entries != null || fentries != null;
+    }
+
+    int entryCount() {
+        return entries != null ? entries.size() : fentries != null ? fentries.size() : 0;
+    }
+
+    public boolean isSet() {
+        return spec != null;
+    }
+
+    public Spec spec() {
+        return spec;
+    }
+
+    private CellHasher hasher() {
+        if (hasher == null) {
+            hasher = new CellHasher(spec);
+        }
+        return hasher;
+    }
+
+    private static CounterOverflowError overflow() {
+        return new CounterOverflowError("the update would overflow the "
+                + "int64 counters: use DOUBLE weights for very large sums");
+    }
+
+    // -- the key checks of every row ------------------------------------------------------
+    private void checkKey(long key) {
+        if (spec.domain != 0 && (key < 0 || key >= spec.domain)) {
+            throw new KeyDomainError("key " + key
+                    + " is outside the declared domain [0, " + spec.domain + ")");
+        }
+    }
+
+    private void noteDomain(int kd) {
+        if (keyDomain == 0) {
+            keyDomain = kd;
+        } else if (keyDomain != kd) {
+            throw new IllegalArgumentException("a sketch holds one key domain (integers, or strings/bytes)");
+        }
+    }
+
+    private void observe(long key, int kd) {
+        if (spec.range && kd == KEY_INT) {
+            range.observe(key);
+        }
+    }
+
+    /** Checks the key, records its domain and (for a non-zero weight) the key range: once per row. */
+    private void admit(long key, int kd, boolean nonzero) {
+        checkKey(key);
+        noteDomain(kd);
+        if (nonzero) {
+            observe(key, kd);
+        }
+    }
+
+    // -- counters ----------------------------------------------------------------------
+    private void addCounters(long key, int kd, long w) {
+        admit(key, kd, w != 0);
+        CellHasher h = hasher();
+        h.cells(key);
+        try {
+            ints.add(h.mainCells, h.hierCells, w);
+        } catch (ArithmeticException e) {
+            throw overflow();
+        }
+    }
+
+    private void addCounters(long key, int kd, double w) {
+        admit(key, kd, w != 0);
+        CellHasher h = hasher();
+        h.cells(key);
+        floats.add(h.mainCells, h.hierCells, w);
+    }
+
+    /** Leaves exact mode for good: the entries become counters (and the key range), as one update. */
+    private void convert() {
+        IntEntries e = entries;
+        FloatEntries fe = fentries;
+        entries = null;
+        fentries = null;
+        if (e != null) {
+            for (Map.Entry<Long, Long> x : e.map.entrySet()) {
+                addCounters(x.getKey(), keyDomain, x.getValue());
+            }
+        } else if (fe != null) {
+            for (Map.Entry<Long, Double> x : fe.map.entrySet()) {
+                addCounters(x.getKey(), keyDomain, x.getValue());
+            }
+        }
+    }
+
+    // -- updates -----------------------------------------------------------------------
+    /** Adds weight w for canonical key `key` of key domain kd (as a float64 weight to float counters). */
+    public void add(long key, int kd, long w) {
+        if (spec.isFloat) { // an unweighted row (or an integer weight) in a SUM sketch: the core's astype(float64)
+            add(key, kd, (double) w);
+            return;
+        }
+        if (w < 0) {
+            nonneg = false; // a delete: frequencies may be negative
+        }
+        if (entries != null) {
+            checkKey(key);
+            noteDomain(kd);
+            try {
+                entries.add(key, w);
+                ints.addTotal(w);
+            } catch (ArithmeticException e) {
+                throw overflow();
+            }
+            if (entries.size() > spec.capacity()) {
+                convert();
+            }
+            return;
+        }
+        if (spec.virtualLg > 0 && w == Long.MIN_VALUE) {
+            throw new CounterOverflowError("a weight of -2**63 cannot take a sign in int64; the sketch is unchanged");
+        }
+        if (spec.hierLg == 0 && w != Long.MIN_VALUE) {
+            addMain(key, kd, w);
+            return;
+        }
+        admit(key, kd, w != 0);
+        CellHasher h = hasher();
+        h.cells(key);
+        try {
+            ints.add(h.mainCells, h.hierCells, w);
+            ints.addTotal(w);
+        } catch (ArithmeticException e) {
+            throw overflow();
+        }
+    }
+
+    /** The per-row path of integer counters without a hierarchy: through the key cache while it helps. */
+    private void addMain(long key, int kd, long w) {
+        admit(key, kd, w != 0);
+        try {
+            ints.addTotal(w);
+            if (cache == null) {
+                cache = new KeyCache();
+            }
+            if (cache.off()) {
+                hasher().hashAdd(ints.main, key, w);
+            } else {
+                cache.add(key, w, sink());
+            }
+        } catch (ArithmeticException e) {
+            throw overflow();
+        }
+    }
+
+    private KeyCache.Sink sink() {
+        if (sink == null) {
+            CellHasher h = hasher();
+            sink = (k, w) -> h.hashAdd(ints.main, k, w);
+        }
+        return sink;
+    }
+
+    /** Hashes every cached sum into the counters (before the counters are read). */
+    void flushCache() {
+        if (cache == null) {
+            return;
+        }
+        try {
+            cache.flush(sink());
+        } catch (ArithmeticException e) {
+            throw overflow();
+        }
+    }
+
+    /** Adds weight w (float counters) for canonical key `key` of key domain kd. */
+    public void add(long key, int kd, double w) {
+        if (w < 0) {
+            nonneg = false;
+        }
+        if (fentries != null) {
+            checkKey(key);
+            noteDomain(kd);
+            fentries.add(key, w);
+            floats.total += w;
+            if (fentries.size() > spec.capacity()) {
+                convert();
+            }
+            return;
+        }
+        addCounters(key, kd, w);
+        floats.total += w;
+    }
+
+    public void addNull(long w) {
+        if (spec.isFloat) {
+            addNull((double) w);
+            return;
+        }
+        try {
+            ints.addNull(w);
+        } catch (ArithmeticException e) {
+            throw overflow();
+        }
+    }
+
+    public void addNull(double w) {
+        floats.nullWeight += w;
+    }
+
+    // -- merges ------------------------------------------------------------------------
+    /** Adds another sketch of the same kind, shape, seed and counter type (a union buffer adopts it). */
+    public SketchState merge(SketchState o) {
+        if (o.spec == null) {
+            return this;
+        }
+        o.flushCache();
+        if (spec == null) {
+            spec = o.spec;
+            allocate(o.exact());
+        }
+        spec.checkCompatible(o.spec, "merge");
+        nonneg &= o.nonneg;
+        if (keyDomain != 0 && o.keyDomain != 0 && keyDomain != o.keyDomain) {
+            throw new IncompatibleSketchError("cannot merge sketches: key_domain differs ('" + domainName(keyDomain)
+                    + "' != '" + domainName(o.keyDomain) + "')");
+        }
+        if (keyDomain == 0) {
+            keyDomain = o.keyDomain;
+        }
+        if (spec.kind == KIND_AGMS && exact() != o.exact()) {
+            throw new UnsupportedOperationException("merging an exact-mode AGMS sketch with a counter-mode one is "
+                    + "not done on the JVM: merge them with skimsketch (a.merge(b))");
+        }
+        if (o.exact()) {
+            mergeEntries(o);
+            return this;
+        }
+        if (exact()) {
+            convert();
+        }
+        if (o.range.has && o.recordedDomain() != 0) {
+            observe(o.range.lo, KEY_INT);
+            observe(o.range.hi, KEY_INT);
+        }
+        if (spec.isFloat) {
+            floats.merge(o.floats);
+        } else {
+            try {
+                ints.merge(o.ints);
+            } catch (ArithmeticException e) {
+                throw overflow();
+            }
+        }
+        return this;
+    }
+
+    /** Adds an exact-mode sketch: entry by entry (as updates when this one has counters), then its weights. */
+    private void mergeEntries(SketchState o) {
+        boolean mine = exact();
+        if (o.entries != null) {
+            for (Map.Entry<Long, Long> x : o.entries.map.entrySet()) {
+                if (mine) {
+                    try {
+                        entries.add(x.getKey(), x.getValue());
+                    } catch (ArithmeticException e) {
+                        throw overflow();
+                    }
+                } else {
+                    addCounters(x.getKey(), o.keyDomain, x.getValue());
+                }
+            }
+        } else {
+            for (Map.Entry<Long, Double> x : o.fentries.map.entrySet()) {
+                if (mine) {
+                    fentries.add(x.getKey(), x.getValue());
+                } else {
+                    addCounters(x.getKey(), o.keyDomain, x.getValue());
+                }
+            }
+        }
+        if (spec.isFloat) {
+            floats.addWeights(o.floats);
+        } else {
+            try {
+                ints.addWeights(o.ints);
+            } catch (ArithmeticException e) {
+                throw overflow();
+            }
+        }
+        if (mine && entryCount() > spec.capacity()) {
+            convert();
+        }
+    }
+
+    public static String domainName(int kd) {
+        return kd == KEY_INT ? "int" : "str";
+    }
+
+    // -- what the estimators read (Estimator) --------------------------------------------
+    public boolean exactMode() {
+        return exact();
+    }
+
+    /** KEY_INT, KEY_BYTES, or 0 when no non-null key has been seen. */
+    public int keyDomain() {
+        return recordedDomain();
+    }
+
+    public double totalWeight() {
+        return spec.isFloat ? floats.total : ints.total;
+    }
+
+    public double nullWeight() {
+        return spec.isFloat ? floats.nullWeight : ints.nullWeight;
+    }
+
+    /**
+     * Whether every frequency is known to be >= 0 (the core's Sketch.nonnegative): the sign flag of
+     * format version 4; read from older bytes, what they tell (exact mode: no entry is negative;
+     * counter mode: the sketch is empty).
+     */
+    public boolean nonnegative() {
+        return nonneg;
+    }
+
+    /** search="range": {smallest, largest} integer key inserted, as the bytes record it; null when none. */
+    public long[] keyRange() {
+        flushCache();
+        return range.has && recordedDomain() == KEY_INT ? new long[] {range.lo, range.hi} : null;
+    }
+
+    /** search="prefix", counter mode: the hierarchy counters as float64 [level][table][bucket]. */
+    public double[][][] hierRows() {
+        flushCache();
+        int w = 1 << spec.hierLg;
+        double[][][] out = new double[Hashing.LEVELS][spec.hierDepth][w];
+        for (int l = 0; l < Hashing.LEVELS; l++) {
+            for (int t = 0; t < spec.hierDepth; t++) {
+                for (int b = 0; b < w; b++) {
+                    int i = (l * spec.hierDepth + t) * w + b;
+                    out[l][t][b] = spec.isFloat ? floats.hier[i] : (double) ints.hier[i];
+                }
+            }
+        }
+        return out;
+    }
+
+    /** The exact-mode entries (key -> Long or Double weight); null in counter mode. */
+    public Map<Long, ? extends Number> exactEntries() {
+        return entries != null ? entries.map : fentries != null ? fentries.map : null;
+    }
+
+    /** The core's nbytes: the state's memory (counters at their narrowest width, hierarchy, key range). */
+    public long stateBytes() {
+        flushCache();
+        if (exact()) {
+            return entryCount() * (8L + (entries != null ? entries.width() : 8));
+        }
+        long cw = spec.isFloat ? 8 : ints.width();
+        long n = (long) spec.width * spec.depth + (spec.isFloat ? floats.hier.length : ints.hier.length);
+        return cw * n + (spec.range ? 16 : 0);
+    }
+
+    /**
+     * The counters as float64 rows [depth][width]: an exact-mode hash or skimmed sketch's entries are
+     * converted first (as the core's counter view of it), without changing this state.
+     */
+    public double[][] counterRows() {
+        flushCache();
+        if (exact()) {
+            if (spec.kind == KIND_AGMS) {
+                throw new UnsupportedOperationException("an exact-mode AGMS sketch's counters are computed by Estimator");
+            }
+            SketchState c = new SketchState(spec.withExact(false));
+            c.keyDomain = keyDomain;
+            for (Map.Entry<Long, ? extends Number> x : exactEntries().entrySet()) {
+                if (spec.isFloat) {
+                    c.addCounters(x.getKey(), keyDomain, x.getValue().doubleValue());
+                } else {
+                    c.addCounters(x.getKey(), keyDomain, x.getValue().longValue());
+                }
+            }
+            return c.counterRows();
+        }
+        double[][] rows = new double[spec.depth][spec.width];
+        for (int p = 0; p < spec.depth; p++) {
+            for (int q = 0; q < spec.width; q++) {
+                int i = p * spec.width + q;
+                rows[p][q] = spec.isFloat ? floats.main[i] : (double) ints.main[i];
+            }
+        }
+        return rows;
+    }
+
+    /** Whether every counter (or, in exact mode, entry) is zero; the cache flushed. */
+    boolean allZero() {
+        flushCache();
+        if (exact()) {
+            return entryCount() == 0;
+        }
+        return spec.isFloat ? floats.allZero() : ints.allZero();
+    }
+
+    boolean weightsZero() {
+        return spec.isFloat ? floats.weightsZero() : ints.weightsZero();
+    }
+
+    boolean totalZero() {
+        return spec.isFloat ? floats.total == 0 : ints.total == 0;
+    }
+
+    /** The key domain the bytes record: none once every counter and the total weight are zero. */
+    int recordedDomain() {
+        if (exact()) {
+            return entryCount() > 0 ? keyDomain : 0;
+        }
+        return totalZero() && allZero() ? 0 : keyDomain;
+    }
+
+    /** The core's is_empty: no entry, every counter zero, total and null weight zero. */
+    public boolean isEmpty() {
+        return weightsZero() && allZero();
+    }
+
+    /** "total weight T, null weight N" as Python prints the weights (ints, or floats' reprs). */
+    public String weightsRepr() {
+        return "total weight " + (spec.isFloat ? Keys.pyRepr(floats.total) : Long.toString(ints.total))
+                + ", null weight " + (spec.isFloat ? Keys.pyRepr(floats.nullWeight) : Long.toString(ints.nullWeight));
+    }
+
+    // -- bytes -------------------------------------------------------------------------
+    /** The core's format-version-4 bytes of this sketch. */
+    public byte[] toBytes() {
+        flushCache();
+        return SketchFormat.write(this);
+    }
+
+    /** Parses format-version-2 to -4 bytes of an AGMS, hash or skimmed sketch (the checks of the core's decoder). */
+    public static SketchState fromBytes(byte[] blob) {
+        return SketchFormat.read(blob);
+    }
+
+    // -- shuffle form: the core bytes ------------------------------------------------------
+    @Override
+    public void writeExternal(ObjectOutput out) throws IOException {
+        if (spec == null) {
+            out.writeInt(-1);
+            return;
+        }
+        byte[] bytes = toBytes();
+        out.writeInt(bytes.length);
+        out.write(bytes);
+    }
+
+    @Override
+    public void readExternal(ObjectInput in) throws IOException {
+        int n = in.readInt();
+        if (n < 0) {
+            return;
+        }
+        byte[] bytes = new byte[n];
+        in.readFully(bytes);
+        SketchState s = fromBytes(bytes);
+        spec = s.spec;
+        ints = s.ints;
+        floats = s.floats;
+        keyDomain = s.keyDomain;
+        nonneg = s.nonneg;
+        range.set(s.range);
+        entries = s.entries;
+        fentries = s.fentries;
+    }
+}

@@ -1,0 +1,284 @@
+package io.skimsketch.spark.sql;
+
+import io.skimsketch.spark.CounterOverflowError;
+import io.skimsketch.spark.common.Hashing;
+import io.skimsketch.spark.common.Keys;
+import io.skimsketch.spark.sample.SampleBuffer;
+import io.skimsketch.spark.sample.SampleState;
+import java.util.Objects;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.BoundReference;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.aggregate.ImperativeAggregate;
+import org.apache.spark.sql.catalyst.expressions.aggregate.TypedImperativeAggregate;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.Decimal;
+import org.apache.spark.sql.types.LongType;
+import scala.collection.immutable.IndexedSeq;
+import scala.collection.immutable.Seq;
+
+/**
+ * skim_sample_agg: the JoinSample.for_bytes(nbytes, seed) of a key column (optionally weighted), as the
+ * core's bytes. Two forms:
+ * <ul>
+ * <li>raw rows (what the function builds): the buffer holds every key's exact total (a building
+ * sample), so a task's memory grows with the distinct keys it sees. Exact, never wrong; used when
+ * {@link SampleRule} cannot rewrite the aggregate;</li>
+ * <li>totals (what {@link SampleRule} rewrites it into, above a GROUP BY of the key that Spark's shuffle
+ * does): each input row is one key with its exact total and keys are distinct across rows, so a buffer
+ * keeps only the m + 1 smallest (rank, key) entries and merges by keeping the smallest: bounded
+ * partials, the same bytes.</li>
+ * </ul>
+ * Children: the key (bigint; double holding an integer; binary hashed through fingerprint64; in the
+ * totals form a string/binary key arrives as its fingerprint64, the rule's grouping key), then the
+ * weight (raw: bigint, DECIMAL(p, 0) or double; totals: the per-key bigint or double total, or NULL
+ * when every weight of the key was NULL). NULL keys add to the null weight; NULL (or NaN) weights are
+ * skipped, as the core's builders do.
+ */
+public final class SampleAggregate extends TypedImperativeAggregate<SampleState> implements java.io.Serializable {
+    private static final long serialVersionUID = 1L;
+    private final String name;
+    private final int capacity;
+    private final long seed;
+    private final boolean isFloat;
+    private final boolean bytesKeys;
+    private final boolean totals;
+    private final Seq<Expression> children;
+    private final int mutableAggBufferOffset;
+    private final int inputAggBufferOffset;
+    /** Bound (bigint key, bigint or double total) columns of the totals form, read without boxing; else null. */
+    private final int[] totalsOrdinals;
+
+    public SampleAggregate(String name, Integer capacity, Long seed, Boolean isFloat, Boolean bytesKeys,
+                           Boolean totals, Seq<Expression> children, Integer mutableAggBufferOffset,
+                           Integer inputAggBufferOffset) {
+        this.name = name;
+        this.capacity = capacity;
+        this.seed = seed;
+        this.isFloat = isFloat;
+        this.bytesKeys = bytesKeys;
+        this.totals = totals;
+        this.children = children;
+        this.mutableAggBufferOffset = mutableAggBufferOffset;
+        this.inputAggBufferOffset = inputAggBufferOffset;
+        this.totalsOrdinals = totals && children.length() == 2 && children.apply(0) instanceof BoundReference
+                && children.apply(1) instanceof BoundReference && children.apply(0).dataType() instanceof LongType
+                && children.apply(1).dataType().equals(isFloat ? DataTypes.DoubleType : DataTypes.LongType) ? new int[] {
+                    ((BoundReference) children.apply(0)).ordinal(), ((BoundReference) children.apply(1)).ordinal()}
+                : null;
+    }
+
+    boolean isTotals() {
+        return totals;
+    }
+
+    boolean isFloatTotals() {
+        return isFloat;
+    }
+
+    Expression key() {
+        return children.apply(0);
+    }
+
+    Expression weight() {
+        return children.length() > 1 ? children.apply(1) : null;
+    }
+
+    /** The totals form over (key, total) columns: what SampleRule puts above the GROUP BY of the key. */
+    SampleAggregate overTotals(Expression key, Expression total) {
+        return new SampleAggregate(name, capacity, seed, isFloat, bytesKeys, true,
+                SampleSql.seq(java.util.List.of(key, total)), 0, 0);
+    }
+
+    @Override
+    public SampleState createAggregationBuffer() {
+        return totals ? SampleState.totals(capacity, seed, isFloat) : SampleState.building(capacity, seed, isFloat);
+    }
+
+    private Long canonical(Object k) {
+        if (k == null) {
+            return null;
+        }
+        if (k instanceof Double) {
+            return Keys.doubleKey((Double) k);
+        }
+        if (k instanceof Float) {
+            return Keys.floatKey((Float) k);
+        }
+        return k instanceof byte[] ? Hashing.fingerprint64((byte[]) k) : (Long) k; // totals: already canonical
+    }
+
+    /** A key's float total as raw bits; an infinity (SUM overflowed) is the core's overflow error. */
+    private static long finiteBits(double t) {
+        if (!Double.isFinite(t)) {
+            throw new CounterOverflowError("update would overflow a float64 weight to infinity; the sample is "
+                    + "unchanged");
+        }
+        return Double.doubleToRawLongBits(t);
+    }
+
+    private int keyDomain() {
+        return bytesKeys ? 2 : 1;
+    }
+
+    @Override
+    public SampleState update(SampleState b, InternalRow row) {
+        if (totalsOrdinals != null) { // (canonical bigint key, bigint or double total): no boxing
+            int to = totalsOrdinals[1];
+            if (!row.isNullAt(to)) {
+                long t = isFloat ? finiteBits(row.getDouble(to)) : row.getLong(to);
+                int ko = totalsOrdinals[0];
+                if (row.isNullAt(ko)) {
+                    b.offerNull(t);
+                } else {
+                    b.offerTotal(row.getLong(ko), keyDomain(), t);
+                }
+            }
+            return b;
+        }
+        Long k = canonical(key().eval(row));
+        Expression we = weight();
+        Object w = we == null ? Long.valueOf(1L) : we.eval(row);
+        if (w == null) {
+            return b;
+        }
+        if (totals) {
+            long t = isFloat ? finiteBits((Double) w) : (Long) w;
+            if (k == null) {
+                b.offerNull(t);
+            } else {
+                b.offerTotal(k, keyDomain(), t);
+            }
+            return b;
+        }
+        if (isFloat) {
+            Double x = SampleWeights.doubleWeight((Double) w);
+            if (x != null) {
+                b.add(k, keyDomain(), (double) x);
+            }
+            return b;
+        }
+        b.add(k, keyDomain(), w instanceof Decimal ? Keys.decimalWeight((Decimal) w) : (Long) w);
+        return b;
+    }
+
+    @Override
+    public SampleState merge(SampleState a, SampleState b) {
+        return a.merge(b);
+    }
+
+    @Override
+    public Object eval(SampleState b) {
+        return b.toBytes();
+    }
+
+    // -- the partial buffer: its own compact bytes (a building sample's totals, or the selection: SampleBuffer) --
+    @Override
+    public byte[] serialize(SampleState b) {
+        return SampleBuffer.write(b);
+    }
+
+    @Override
+    public SampleState deserialize(byte[] bytes) {
+        return SampleBuffer.read(createAggregationBuffer(), bytes);
+    }
+
+    @Override
+    public int mutableAggBufferOffset() {
+        return mutableAggBufferOffset;
+    }
+
+    @Override
+    public int inputAggBufferOffset() {
+        return inputAggBufferOffset;
+    }
+
+    @Override
+    public ImperativeAggregate withNewMutableAggBufferOffset(int offset) {
+        return new SampleAggregate(name, capacity, seed, isFloat, bytesKeys, totals, children, offset,
+                inputAggBufferOffset);
+    }
+
+    @Override
+    public ImperativeAggregate withNewInputAggBufferOffset(int offset) {
+        return new SampleAggregate(name, capacity, seed, isFloat, bytesKeys, totals, children, mutableAggBufferOffset,
+                offset);
+    }
+
+    @Override
+    public Seq<Expression> children() {
+        return children;
+    }
+
+    @Override
+    public Expression withNewChildrenInternal(IndexedSeq<Expression> newChildren) {
+        return new SampleAggregate(name, capacity, seed, isFloat, bytesKeys, totals, newChildren,
+                mutableAggBufferOffset, inputAggBufferOffset);
+    }
+
+    @Override
+    public boolean nullable() {
+        return false;
+    }
+
+    @Override
+    public DataType dataType() {
+        return DataTypes.BinaryType;
+    }
+
+    @Override
+    public String prettyName() {
+        return name;
+    }
+
+    @Override
+    public String toString() {
+        return name + "(" + children.mkString(", ") + ") as JoinSample(nbytes=" + capacity + ", seed="
+                + Long.toUnsignedString(seed) + (isFloat ? ", dtype='float64'" : "") + (totals ? ", over totals)" : ")");
+    }
+
+    // -- Product (the constructor's arguments, which TreeNode.makeCopy relies on) ----------------
+    @Override
+    public int productArity() {
+        return 9;
+    }
+
+    @Override
+    public Object productElement(int n) {
+        switch (n) {
+            case 0: return name;
+            case 1: return capacity;
+            case 2: return seed;
+            case 3: return isFloat;
+            case 4: return bytesKeys;
+            case 5: return totals;
+            case 6: return children;
+            case 7: return mutableAggBufferOffset;
+            case 8: return inputAggBufferOffset;
+            default: throw new IndexOutOfBoundsException(Integer.toString(n));
+        }
+    }
+
+    @Override
+    public boolean canEqual(Object o) {
+        return o instanceof SampleAggregate;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        if (!(o instanceof SampleAggregate)) {
+            return false;
+        }
+        SampleAggregate x = (SampleAggregate) o;
+        return name.equals(x.name) && capacity == x.capacity && seed == x.seed && isFloat == x.isFloat
+                && bytesKeys == x.bytesKeys && totals == x.totals && children.equals(x.children)
+                && mutableAggBufferOffset == x.mutableAggBufferOffset && inputAggBufferOffset == x.inputAggBufferOffset;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(name, capacity, seed, isFloat, bytesKeys, totals, children, mutableAggBufferOffset,
+                inputAggBufferOffset);
+    }
+}
