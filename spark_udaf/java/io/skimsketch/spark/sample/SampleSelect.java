@@ -16,13 +16,13 @@ public final class SampleSelect implements Serializable {
     private static final long serialVersionUID = 2L;
     final int cap;
     final boolean isFloat;
-    public int size;
+    int size;
     /** The held fingerprints (the heap), their totals and ranks. */
-    public long[] keys;
-    public long[] totals;
-    public double[] ranks;
+    long[] keys;
+    long[] totals;
+    double[] ranks;
     /** Fingerprints with a non-zero total in the set, kept or not. */
-    public long nKeys;
+    long nKeys;
     /** The finite thresholds of merged finished pieces. */
     double[] taus = new double[0];
     /** The held fingerprints + 1 (0: empty), open addressing by the fingerprint's low bits. */
@@ -163,7 +163,7 @@ public final class SampleSelect implements Serializable {
     }
 
     /** Offers one fingerprint with its non-zero total (counted in nKeys by the caller). */
-    public void offer(long fp, long total, double rank) {
+    void offer(long fp, long total, double rank) {
         if (maybeHeld(fp) && held[slot(fp)] != 0) {
             combine(fp, total);
             return;

@@ -38,13 +38,13 @@ public final class SampleState implements Serializable {
     int parts = 1;
     BitSet covered = initialCover();
     /** Total and null weights: longs, or a double's raw bits with float totals. */
-    public long total;
-    public long nullW;
-    public int keyDomain; // 0 none, 1 integers, 2 strings/bytes
+    long total;
+    long nullW;
+    int keyDomain; // 0 none, 1 integers, 2 strings/bytes
     /** Read from layout 1: fingerprints h >>> 12 (SampleRank), written with the extension's flag bit 1. */
     boolean legacy;
-    public SampleTotals map; // building, keyed by fingerprint
-    public SampleSelect sel; // a stream of disjoint exact totals, or finished pieces being merged
+    SampleTotals map; // building, keyed by fingerprint
+    SampleSelect sel; // a stream of disjoint exact totals, or finished pieces being merged
     Fin fin; // finished (or the cached sample of the other forms)
     private transient SampleRank ranker; // SampleRank.of(seed), looked up once
 

@@ -21,7 +21,7 @@ final class SampleTotals implements Serializable {
         this.isFloat = isFloat;
     }
 
-    public interface Visitor {
+    interface Visitor {
         void visit(long key, long total);
     }
 

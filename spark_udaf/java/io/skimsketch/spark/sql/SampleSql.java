@@ -46,12 +46,12 @@ public final class SampleSql {
     /** skim_sample_agg(key [, weight] [, nbytes [, seed]]) over raw rows. */
     public static Expression build(Seq<Expression> argSeq) {
         String fn = NAME;
-        SkimFunctions.Args a = new SkimFunctions.Args(fn, argSeq, Set.of("key", "weight", "nbytes", "seed"));
+        Args a = new Args(fn, argSeq, Set.of("key", "weight", "nbytes", "seed"));
         List<Expression> args = a.positional;
         Expression key = a.named.remove("key");
         if (key == null) {
             if (args.isEmpty()) {
-                throw SkimFunctions.error(fn + ": needs a key column: " + fn + "(key [, weight] [, nbytes [, seed]])");
+                throw Args.error(fn + ": needs a key column: " + fn + "(key [, weight] [, nbytes [, seed]])");
             }
             key = args.remove(0);
         }
@@ -60,32 +60,32 @@ public final class SampleSql {
             weight = args.remove(0);
         }
         if (args.size() > 2) {
-            throw SkimFunctions.error(fn + ": expected (key [, weight] [, nbytes [, seed]]), got " + args.size()
+            throw Args.error(fn + ": expected (key [, weight] [, nbytes [, seed]]), got " + args.size()
                     + " constant parameters");
         }
-        DataType keyAs = SkimFunctions.keyAs(fn, key.dataType());  // FLOAT keys stay float32: Keys.floatKey's limit
+        DataType keyAs = Args.keyAs(fn, key.dataType());  // FLOAT keys stay float32: Keys.floatKey's limit
         boolean bytesKeys = keyAs instanceof BinaryType;
         boolean isFloat = false;
         DataType weightAs = DataTypes.LongType;
         if (weight != null) {
-            isFloat = SkimFunctions.fractionalWeight(fn, weight.dataType());
-            weightAs = isFloat ? DataTypes.DoubleType : SkimFunctions.integralWeightType(weight.dataType());
+            isFloat = Args.fractionalWeight(fn, weight.dataType());
+            weightAs = isFloat ? DataTypes.DoubleType : Args.integralWeightType(weight.dataType());
         }
         Map<String, Expression> c = a.constants(args, "nbytes", "seed");
-        long nbytes = c.containsKey("nbytes") ? SkimFunctions.constant(fn, "nbytes", c.get("nbytes"))
+        long nbytes = c.containsKey("nbytes") ? Args.constant(fn, "nbytes", c.get("nbytes"))
                 : SkimFunctions.DEFAULT_NBYTES;
-        long seed = c.containsKey("seed") ? SkimFunctions.constant(fn, "seed", c.get("seed"))
+        long seed = c.containsKey("seed") ? Args.constant(fn, "seed", c.get("seed"))
                 : SkimFunctions.DEFAULT_SEED;
         int budget;
         try {
             budget = SampleState.budget(fn, nbytes);
         } catch (IllegalArgumentException e) {
-            throw SkimFunctions.error(e.getMessage());
+            throw Args.error(e.getMessage());
         }
         List<Expression> children = new ArrayList<>();
-        children.add(SkimFunctions.castTo(key, keyAs));
+        children.add(Args.castTo(key, keyAs));
         if (weight != null) {
-            children.add(SkimFunctions.castTo(weight, weightAs));
+            children.add(Args.castTo(weight, weightAs));
         }
         return new SampleAggregate(fn, budget, seed, isFloat, bytesKeys, false, seq(children), 0, 0);
     }
