@@ -6,8 +6,6 @@ import io.skimsketch.spark.sketch.Spec;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.BitSet;
-import java.util.HashSet;
-import java.util.Set;
 import java.util.zip.CRC32;
 
 /**
@@ -15,11 +13,11 @@ import java.util.zip.CRC32;
  * encode_sample / decode_sample and JoinSample._from_parts): the 64-byte header (its width field is
  * the byte budget B), the SMPL extension of layout 2 (counts, tau, K, the partition bitmap of a partial
  * piece, the Rice parameter, the fingerprint section and the totals section of {@link SampleCodec}, both
- * in ascending fingerprint order) and the CRC-32. decode also reads layout 1 (keys and fixed-width totals,
- * width = the capacity m) into legacy fingerprints h >>> 12: budget 100 + 12 m (100 + 16 m with float
- * totals), the same ranks and tau; such a sample writes back as layout 2 with the extension's flag
- * bit 1 (legacy; never with bit 0, partial). decode refuses
- * everything the core refuses, with CorruptSketchError.
+ * in ascending fingerprint order) and the CRC-32. decode also reads layout 1 ({@link SampleLayout1}: keys
+ * and fixed-width totals, width = the capacity m) into legacy fingerprints h >>> 12: budget 100 + 12 m
+ * (100 + 16 m with float totals), the same ranks and tau; such a sample writes back as layout 2 with the
+ * extension's flag bit 1 (legacy; never with bit 0, partial). decode refuses everything the core refuses,
+ * with CorruptSketchError.
  */
 public final class SampleFormat {
     public static final int HEADER = 64;
@@ -29,8 +27,6 @@ public final class SampleFormat {
     static final int LAYOUT = 2;
     private static final int MAGIC = 0x4B534B53; // "SKSK" little-endian
     private static final int SMPL = 0x4C504D53; // "SMPL"
-    private static final int V1_MAX_CAPACITY = 1 << 26;
-    private static final int V1_MIN_CAPACITY = 4;
     /** Extension flags (layout 2): a partition piece; a legacy sample (fingerprints h >>> 12). */
     static final int PARTIAL = 1;
     static final int LEGACY = 2;
@@ -51,7 +47,7 @@ public final class SampleFormat {
         return kind == 4 ? "PairSketch" : Spec.kindName(kind);
     }
 
-    private static boolean fitsInt(long[] t) {
+    static boolean fitsInt(long[] t) {
         for (long x : t) {
             if (x != (int) x) {
                 return false;
@@ -133,7 +129,7 @@ public final class SampleFormat {
         return x == 0.0 && Double.doubleToRawLongBits(x) != 0L;
     }
 
-    private static CorruptSketchError bad(String msg) {
+    static CorruptSketchError bad(String msg) {
         return new CorruptSketchError(msg);
     }
 
@@ -246,11 +242,11 @@ public final class SampleFormat {
         h.n = n;
         h.parts = (int) parts;
         h.legacy = lv == 1 || xflags == LEGACY;
-        return lv == 1 ? decodeV1(blob, b, h, ctype, width, e) : decodeV2(blob, b, h, ctype, width, e);
+        return lv == 1 ? SampleLayout1.decode(blob, b, h, ctype, width, e) : decodeV2(blob, b, h, ctype, width, e);
     }
 
     /** The header and extension-head fields both layouts check. */
-    private static final class Head {
+    static final class Head {
         long seed;
         boolean isFloat;
         long total;
@@ -265,7 +261,7 @@ public final class SampleFormat {
     }
 
     /** The rules both layouts share: tau against the counts, totals, the empty flag, the key domain. */
-    private static void checkState(Head h, long[] totals) {
+    static void checkState(Head h, long[] totals) {
         if (Double.isNaN(h.tau) || !(h.tau > 0)) {
             throw bad("sample threshold tau " + Keys.pyRepr(h.tau) + " is not positive");
         }
@@ -310,7 +306,7 @@ public final class SampleFormat {
         return covered;
     }
 
-    private static SampleState state(Head h, int budget, long[] fps, long[] totals, BitSet covered) {
+    static SampleState state(Head h, int budget, long[] fps, long[] totals, BitSet covered) {
         SampleState s = SampleState.finished(budget, h.seed, h.isFloat, new SampleState.Fin(fps, totals, h.tau,
                 h.nKeys, h.isFloat));
         s.total = h.total;
@@ -396,64 +392,5 @@ public final class SampleFormat {
             }
         }
         return state(h, (int) budget, fps, totals, covered).inRankOrder(ranks);
-    }
-
-    /** Layout 1 (the previous release): keys and fixed-width totals, converted to fingerprints. */
-    private static SampleState decodeV1(byte[] blob, ByteBuffer b, Head h, int ctype, long width, long e) {
-        if (h.parts > 1) {
-            throw bad("a layout-1 partial join sample cannot be read by this version: rebuild the pieces");
-        }
-        if (width < V1_MIN_CAPACITY || width > V1_MAX_CAPACITY) {
-            throw bad("sample capacity " + width + " outside [" + V1_MIN_CAPACITY + ", " + V1_MAX_CAPACITY + "]");
-        }
-        int m = (int) width;
-        int cw = ctype == 3 ? 4 : 8;
-        long n = h.n;
-        long size = EXT_HEAD + (8L + cw) * n;
-        if (e != size) {
-            throw bad("sample extension size mismatch: " + e + " bytes, " + n + " entries imply " + size);
-        }
-        boolean wide = !h.isFloat && cw == 8;
-        long nKeys = h.nKeys;
-        long want = Long.compareUnsigned(nKeys, Long.MAX_VALUE) > 0 ? -1
-                : Math.min(nKeys, wide ? (3L * m) / 4 : m);
-        if (n != want) {
-            throw bad("sample of capacity " + m + " with " + n + " entries of " + Long.toUnsignedString(nKeys)
-                    + " keys (format.py, kind 5, layout 1: the entries kept)");
-        }
-        int off = HEADER + EXT_HEAD;
-        long[] keys = new long[(int) n];
-        long[] totals = new long[(int) n];
-        for (int i = 0; i < n; i++) {
-            keys[i] = b.getLong(off + 8 * i);
-            totals[i] = cw == 4 ? b.getInt(off + 8 * (int) n + 4 * i) : b.getLong(off + 8 * (int) n + 8 * i);
-        }
-        if (wide && Double.isInfinite(h.tau) && fitsInt(totals)) {
-            throw bad("non-canonical total width: int64 totals that all fit in int32");
-        }
-        checkState(h, totals);
-        // keys in (rank, key) order -> legacy fingerprints (distinct, ranks non-decreasing), then the rank-above-tau rule
-        SampleRank r = SampleRank.of(h.seed);
-        Set<Long> seenKeys = new HashSet<>();
-        Set<Long> seenFps = new HashSet<>();
-        long[] fps = new long[(int) n];
-        double[] ranks = new double[(int) n];
-        boolean ok = true;
-        for (int i = 0; i < n; i++) {
-            fps[i] = r.fp(keys[i], true);
-            ranks[i] = SampleRank.rank(fps[i], h.isFloat ? Double.longBitsToDouble(totals[i]) : (double) totals[i]);
-            ok &= seenKeys.add(keys[i]) && seenFps.add(fps[i]) && (i == 0 || !(ranks[i] < ranks[i - 1]));
-        }
-        if (!ok) {
-            throw bad("layout-1 sample entries are not distinct keys in rank order");
-        }
-        for (double rk : ranks) {
-            if (rk > h.tau) {
-                throw bad("a sample entry ranks above tau: altered bytes or another seed");
-            }
-        }
-        BitSet covered = new BitSet();
-        covered.set(0);
-        return state(h, (int) (100L + (h.isFloat ? 16L : 12L) * m), fps, totals, covered).inRankOrder(ranks);
     }
 }

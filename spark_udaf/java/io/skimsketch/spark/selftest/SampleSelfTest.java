@@ -1,16 +1,12 @@
 package io.skimsketch.spark.selftest;
 
 import io.skimsketch.spark.CorruptSketchError;
-import io.skimsketch.spark.IncompatibleSketchError;
 import io.skimsketch.spark.common.Estimate;
 import io.skimsketch.spark.common.Hashing;
 import io.skimsketch.spark.common.Keys;
 import io.skimsketch.spark.sample.SampleChecks;
-import io.skimsketch.spark.sample.SampleCodec;
 import io.skimsketch.spark.sample.SampleEstimator;
 import io.skimsketch.spark.sample.SampleFormat;
-import io.skimsketch.spark.sample.SampleRank;
-import io.skimsketch.spark.sample.SampleSelect;
 import io.skimsketch.spark.sample.SampleState;
 import java.io.BufferedReader;
 import java.io.InputStream;

@@ -1,7 +1,6 @@
 package io.skimsketch.spark.sketch;
 
 import io.skimsketch.spark.CounterOverflowError;
-import io.skimsketch.spark.IncompatibleSketchError;
 import io.skimsketch.spark.KeyDomainError;
 import io.skimsketch.spark.common.Hashing;
 import io.skimsketch.spark.common.Keys;
@@ -48,7 +47,7 @@ public final class SketchState implements Externalizable {
         allocate(spec.exact);
     }
 
-    private void allocate(boolean exact) {
+    void allocate(boolean exact) {
         if (exact) {
             if (spec.isFloat) {
                 fentries = new FloatEntries();
@@ -65,7 +64,7 @@ public final class SketchState implements Externalizable {
         }
     }
 
-    private boolean exact() {
+    boolean exact() {
         return entries != null || fentries != null;
     }
 
@@ -88,7 +87,7 @@ public final class SketchState implements Externalizable {
         return hasher;
     }
 
-    private static CounterOverflowError overflow() {
+    static CounterOverflowError overflow() {
         return new CounterOverflowError("the update would overflow the "
                 + "int64 counters: use DOUBLE weights for very large sums");
     }
@@ -109,7 +108,7 @@ public final class SketchState implements Externalizable {
         }
     }
 
-    private void observe(long key, int kd) {
+    void observe(long key, int kd) {
         if (spec.range && kd == KEY_INT) {
             range.observe(key);
         }
@@ -125,7 +124,7 @@ public final class SketchState implements Externalizable {
     }
 
     // -- counters ----------------------------------------------------------------------
-    private void addCounters(long key, int kd, long w) {
+    void addCounters(long key, int kd, long w) {
         admit(key, kd, w != 0);
         CellHasher h = hasher();
         h.cells(key);
@@ -136,7 +135,7 @@ public final class SketchState implements Externalizable {
         }
     }
 
-    private void addCounters(long key, int kd, double w) {
+    void addCounters(long key, int kd, double w) {
         admit(key, kd, w != 0);
         CellHasher h = hasher();
         h.cells(key);
@@ -144,7 +143,7 @@ public final class SketchState implements Externalizable {
     }
 
     /** Leaves exact mode for good: the entries become counters (and the key range), as one update. */
-    private void convert() {
+    void convert() {
         IntEntries e = entries;
         FloatEntries fe = fentries;
         entries = null;
@@ -275,89 +274,10 @@ public final class SketchState implements Externalizable {
         floats.nullWeight += w;
     }
 
-    // -- merges ------------------------------------------------------------------------
+    // -- merges (SketchMerge) ----------------------------------------------------------
     /** Adds another sketch of the same kind, shape, seed and counter type (a union buffer adopts it). */
     public SketchState merge(SketchState o) {
-        if (o.spec == null) {
-            return this;
-        }
-        o.flushCache();
-        if (spec == null) {
-            spec = o.spec;
-            allocate(o.exact());
-        }
-        spec.checkCompatible(o.spec, "merge");
-        nonneg &= o.nonneg;
-        if (keyDomain != 0 && o.keyDomain != 0 && keyDomain != o.keyDomain) {
-            throw new IncompatibleSketchError("cannot merge sketches: key_domain differs ('" + domainName(keyDomain)
-                    + "' != '" + domainName(o.keyDomain) + "')");
-        }
-        if (keyDomain == 0) {
-            keyDomain = o.keyDomain;
-        }
-        if (spec.kind == KIND_AGMS && exact() != o.exact()) {
-            throw new UnsupportedOperationException("merging an exact-mode AGMS sketch with a counter-mode one is "
-                    + "not done on the JVM: merge them with skimsketch (a.merge(b))");
-        }
-        if (o.exact()) {
-            mergeEntries(o);
-            return this;
-        }
-        if (exact()) {
-            convert();
-        }
-        if (o.range.has && o.recordedDomain() != 0) {
-            observe(o.range.lo, KEY_INT);
-            observe(o.range.hi, KEY_INT);
-        }
-        if (spec.isFloat) {
-            floats.merge(o.floats);
-        } else {
-            try {
-                ints.merge(o.ints);
-            } catch (ArithmeticException e) {
-                throw overflow();
-            }
-        }
-        return this;
-    }
-
-    /** Adds an exact-mode sketch: entry by entry (as updates when this one has counters), then its weights. */
-    private void mergeEntries(SketchState o) {
-        boolean mine = exact();
-        if (o.entries != null) {
-            for (Map.Entry<Long, Long> x : o.entries.map.entrySet()) {
-                if (mine) {
-                    try {
-                        entries.add(x.getKey(), x.getValue());
-                    } catch (ArithmeticException e) {
-                        throw overflow();
-                    }
-                } else {
-                    addCounters(x.getKey(), o.keyDomain, x.getValue());
-                }
-            }
-        } else {
-            for (Map.Entry<Long, Double> x : o.fentries.map.entrySet()) {
-                if (mine) {
-                    fentries.add(x.getKey(), x.getValue());
-                } else {
-                    addCounters(x.getKey(), o.keyDomain, x.getValue());
-                }
-            }
-        }
-        if (spec.isFloat) {
-            floats.addWeights(o.floats);
-        } else {
-            try {
-                ints.addWeights(o.ints);
-            } catch (ArithmeticException e) {
-                throw overflow();
-            }
-        }
-        if (mine && entryCount() > spec.capacity()) {
-            convert();
-        }
+        return SketchMerge.merge(this, o);
     }
 
     public static String domainName(int kd) {

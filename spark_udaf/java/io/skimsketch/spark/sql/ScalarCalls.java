@@ -3,7 +3,6 @@ package io.skimsketch.spark.sql;
 import static io.skimsketch.spark.SkimFunctions.DEFAULT_CONFIDENCE;
 import static io.skimsketch.spark.sql.Args.KEY_TYPES;
 import static io.skimsketch.spark.sql.Args.castTo;
-import static io.skimsketch.spark.sql.Args.constant;
 import static io.skimsketch.spark.sql.Args.error;
 import static io.skimsketch.spark.sql.Args.requireBinary;
 import static io.skimsketch.spark.sql.Args.seq;
