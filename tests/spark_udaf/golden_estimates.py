@@ -1,6 +1,6 @@
 """Golden vectors of the estimate functions: sketch bytes -> the core's answers (or errors).
 
-The file ``spark_udaf/java/io/skimsketch/spark/golden-estimates.tsv`` (a resource of the
+The file ``spark_udaf/java/io/skimsketch/spark/selftest/golden-estimates.tsv`` (a resource of the
 jar) has tab-separated lines: ``sketch  name  hex`` (sketch bytes), then one query a line::
 
     op  confidence  a  b  key  expected
@@ -33,7 +33,7 @@ import numpy as np
 import skimsketch as ss
 from spark_udaf import sql
 
-PATH = Path(__file__).resolve().parents[2] / "spark_udaf" / "java" / "io" / "skimsketch" / "spark" / \
+PATH = Path(__file__).resolve().parents[2] / "spark_udaf" / "java" / "io" / "skimsketch" / "spark" / "selftest" / \
     "golden-estimates.tsv"
 #: Sketch kinds whose counter-mode estimates the JVM computes (exact-mode answers and info: every kind).
 PORTED = ("HashSketch", "AGMSSketch", "SkimmedSketch")

@@ -19,7 +19,7 @@ from .test_native import _core, SCHEMA
 pytestmark = pytest.mark.spark
 
 GOLDEN = Path(__file__).parents[1] / "core" / "sample" / "golden" / "compact_estimates.tsv"  # layout 2
-JAR_COPY = native.SOURCES / "io" / "skimsketch" / "spark" / "golden-sample-estimates.tsv"
+JAR_COPY = native.SOURCES / "io" / "skimsketch" / "spark" / "selftest" / "golden-sample-estimates.tsv"
 
 
 def _rows(seed=5, n=3000):
