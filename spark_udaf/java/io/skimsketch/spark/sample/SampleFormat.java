@@ -2,7 +2,7 @@ package io.skimsketch.spark.sample;
 
 import io.skimsketch.spark.CorruptSketchError;
 import io.skimsketch.spark.common.Keys;
-import io.skimsketch.spark.sketch.Spec;
+import io.skimsketch.spark.common.Kinds;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.BitSet;
@@ -44,7 +44,7 @@ public final class SampleFormat {
             return "JoinSample";
         }
         int kind = b != null && b.length > 6 ? b[6] : 0;
-        return kind == 4 ? "PairSketch" : Spec.kindName(kind);
+        return kind == 4 ? "PairSketch" : Kinds.sketchName(kind);
     }
 
     static boolean fitsInt(long[] t) {

@@ -1,6 +1,7 @@
 package io.skimsketch.spark.sketch;
 
 import io.skimsketch.spark.IncompatibleSketchError;
+import io.skimsketch.spark.common.Kinds;
 import java.io.Serializable;
 
 /** Kind, shape, seed and counter type of a sketch: the parameters two sketches must share to merge. */
@@ -229,8 +230,7 @@ public final class Spec implements Serializable {
     }
 
     public static String kindName(int kind) {
-        return kind == SketchState.KIND_HASH ? "HashSketch" : kind == SketchState.KIND_AGMS ? "AGMSSketch"
-                : "SkimmedSketch";
+        return Kinds.sketchName(kind);
     }
 
     private static void differs(String field, Object mine, Object theirs, String op) {
