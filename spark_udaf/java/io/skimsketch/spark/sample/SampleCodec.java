@@ -10,7 +10,7 @@ import io.skimsketch.spark.CorruptSketchError;
  * MSB-first and zero-padded to whole bytes) and the integer totals (zigzag LEB128 varints, canonical:
  * at most 10 bytes, no overlong form). Every decoder refuses malformed input with CorruptSketchError.
  */
-public final class SampleCodec {
+final class SampleCodec {
     static final int MAX_RICE = 51;
 
     private SampleCodec() {}

@@ -14,7 +14,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * bijection of the whole key, keeps h's uniformity and makes equal fingerprints about K^2 / 2^53 likely.
  * A legacy sample (read from layout 1, whose ranks came from h >>> 12) keeps fp = h >>> 12.
  */
-public final class SampleRank {
+final class SampleRank {
     static final long RANK_WORD = 1L << 23;
     static final int MAX_PARTITIONS = 4096;
     /** Fingerprints are in [0, FP_LIMIT). */

@@ -12,7 +12,7 @@ import java.util.Arrays;
  * Totals are longs, or a double's raw bits with float totals. An offered fingerprint already held (two
  * keys of one fingerprint, met while the first is kept) adds its total to the held one; a zero sum leaves.
  */
-public final class SampleSelect implements Serializable {
+final class SampleSelect implements Serializable {
     private static final long serialVersionUID = 2L;
     final int cap;
     final boolean isFloat;

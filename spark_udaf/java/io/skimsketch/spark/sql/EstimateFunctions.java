@@ -35,11 +35,11 @@ public final class EstimateFunctions {
 
     private EstimateFunctions() {}
 
-    public static DataType estimateType() {
+    static DataType estimateType() {
         return DataType.fromDDL(ESTIMATE_DDL);
     }
 
-    public static DataType infoType() {
+    static DataType infoType() {
         return DataType.fromDDL(INFO_DDL);
     }
 

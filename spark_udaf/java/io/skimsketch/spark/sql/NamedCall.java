@@ -52,13 +52,13 @@ public final class NamedCall extends Expression implements java.io.Serializable 
     }
 
     /** fn's call, named fn(the written arguments). */
-    public static NamedCall of(String fn, Seq<Expression> written, Expression call) {
+    static NamedCall of(String fn, Seq<Expression> written, Expression call) {
         return new NamedCall(fn, shown(fn, written), call);
     }
 
     /** fn(the written arguments) as a column's name: each in Spark's pretty SQL (named ones as name => value),
      * binary constants abbreviated; the aggregates (BuildAggregate) are named so too. */
-    public static String shown(String fn, Seq<Expression> written) {
+    static String shown(String fn, Seq<Expression> written) {
         List<String> args = new ArrayList<>();
         for (Expression e : CollectionConverters.asJava(written)) {
             args.add(e instanceof NamedArgumentExpression ? ((NamedArgumentExpression) e).key() + " => "

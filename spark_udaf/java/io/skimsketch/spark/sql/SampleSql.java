@@ -104,7 +104,7 @@ public final class SampleSql {
     }
 
     /** skim_union_agg over sketches or samples (one kind per group). */
-    public static Expression unionAgg(Expression sketch) {
+    static Expression unionAgg(Expression sketch) {
         UserDefinedAggregator<byte[], SampleUnionAgg.Buffer, byte[]> uda = new UserDefinedAggregator<>(
                 new SampleUnionAgg(), org.apache.spark.sql.Encoders.BINARY(), Option.apply("skim_union_agg"), true,
                 true);
