@@ -4,8 +4,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The seeded hash family of skimsketch (skimsketch/hashing.py, skimsketch/hierarchy.py) and the
- * key fingerprint (skimsketch/keys.py), bit for bit. All arithmetic is on 64-bit words modulo 2^64.
+ * The seeded hash family of skimsketch (skimsketch/keys/hashing.py, skimsketch/sketch/skim/hierarchy.py) and the
+ * key fingerprint (skimsketch/keys/fingerprints.py), bit for bit. All arithmetic is on 64-bit words modulo 2^64.
  */
 public final class Hashing {
     public static final long G = 0x9E3779B97F4A7C15L;
@@ -140,7 +140,7 @@ public final class Hashing {
         return (int) (((u & 0x7FFFFFFFL) * width) >>> 31);
     }
 
-    /** Prefix hierarchy of unbounded-key skimmed sketches (skimsketch/hierarchy.py). */
+    /** Prefix hierarchy of unbounded-key skimmed sketches (skimsketch/sketch/skim/hierarchy.py). */
     public static final class Prefixes {
         public final long salt;
         final int depth;

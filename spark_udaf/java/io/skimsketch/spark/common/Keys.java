@@ -4,7 +4,7 @@ import io.skimsketch.spark.KeyTypeError;
 import java.math.BigDecimal;
 import org.apache.spark.sql.types.Decimal;
 
-/** The core's rules for key and weight values the SQL types do not settle (skimsketch/keys.py). */
+/** The core's rules for key and weight values the SQL types do not settle (skimsketch/keys/). */
 public final class Keys {
     /** 2**53: DOUBLE keys at or above it in magnitude cannot tell neighbouring integers apart. */
     static final double F64_EXACT_KEY = 9007199254740992.0;

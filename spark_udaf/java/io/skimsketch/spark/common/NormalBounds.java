@@ -3,7 +3,7 @@ package io.skimsketch.spark.common;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * normal_median_k of skimsketch/bounds.py: the k such that median +- k sd(one table) covers at the
+ * normal_median_k of skimsketch/stats/bounds.py: the k such that median +- k sd(one table) covers at the
  * confidence for normal table errors, from the median's order-statistic density integrated as the
  * core integrates it (trapezoid rule on numpy's linspace(-8, 8, 32001)), with an erf accurate to
  * about 1e-14 (the core uses math.erf; the interval widths agree far within 1e-9).

@@ -87,7 +87,7 @@ public final class Sums {
         return 0.0 + (acc0 + acc1);
     }
 
-    /** row_dots(x, y) of the core (skimsketch/hash_sketch.py): per-table einsum dots. */
+    /** row_dots(x, y) of the core (skimsketch/sketch/hash_sketch.py): per-table einsum dots. */
     public static double[] rowDots(double[][] x, double[][] y) {
         double[] out = new double[x.length];
         for (int p = 0; p < x.length; p++) {

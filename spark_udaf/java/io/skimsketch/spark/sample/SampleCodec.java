@@ -4,7 +4,7 @@ import io.skimsketch.spark.CorruptSketchError;
 
 /**
  * The compact codes of the join sample's layout 2 (docs/format.md, "Kind 5: the join sample";
- * skimsketch/format.py): the fingerprint section (the n fingerprints sorted ascending, their gaps
+ * skimsketch/sample/codec.py): the fingerprint section (the n fingerprints sorted ascending, their gaps
  * d_0 = fp_0, d_i = fp_i - fp_{i-1} - 1 Rice-coded with the parameter r in 0..51 of fewest bits, ties
  * the smallest: d &gt;&gt; r one-bits, a zero-bit, then the low r bits, most significant first, packed
  * MSB-first and zero-padded to whole bytes) and the integer totals (zigzag LEB128 varints, canonical:

@@ -9,7 +9,7 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The core's join-sample estimates (skimsketch/sample_estimate.py, JoinSample.join_size,
+ * The core's join-sample estimates (skimsketch/sample/estimator.py, JoinSample.join_size,
  * self_join_size, frequency) on the JVM, over key fingerprints. With f, g the totals of the
  * fingerprints both samples kept and
  * p = min(1, tau_f f^2, tau_g g^2), J^ = sum f g / p is unbiased; the interval is
@@ -17,7 +17,7 @@ import java.util.Map;
  * its largest term and A the smaller of min(M^, z r) + min(M0, z r0) and min(M^ + M0, z sqrt(r^2 + r0^2)):
  * M^ the missing mass of keys only one side kept (each at its partner estimate, SamplePartner), r^2
  * their variance bound sum f^2 / tau_g, M0 and r0^2 the mass and variance of keys neither kept at the
- * dropped means (skimsketch/sample_estimate.py). Both samples complete: exact.
+ * dropped means (skimsketch/sample/estimator.py). Both samples complete: exact.
  */
 public final class SampleEstimator {
     static final String METHOD = "sample";

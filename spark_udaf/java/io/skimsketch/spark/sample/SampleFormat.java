@@ -9,7 +9,7 @@ import java.util.BitSet;
 import java.util.zip.CRC32;
 
 /**
- * Format kind 5, the join sample (docs/format.md, "Kind 5: the join sample"; skimsketch/format.py
+ * Format kind 5, the join sample (docs/format.md, "Kind 5: the join sample"; skimsketch/format/header.py
  * encode_sample / decode_sample and JoinSample._from_parts): the 64-byte header (its width field is
  * the byte budget B), the SMPL extension of layout 2 (counts, tau, K, the partition bitmap of a partial
  * piece, the Rice parameter, the fingerprint section and the totals section of {@link SampleCodec}, both

@@ -3,7 +3,7 @@ package io.skimsketch.spark.sample;
 import java.util.Arrays;
 
 /**
- * Partner totals of the keys only one sample kept (skimsketch/sample_partner.py): for a key that a
+ * Partner totals of the keys only one sample kept (skimsketch/sample/partner.py): for a key that a
  * kept and b did not, |g| <= c = sqrt(u / tau_b), estimated as
  * E = min(c, max(d, (integral of S over [0, c] - c S(c)) / (1 - S(c)))) with
  * S(v) = (min(1, d / v) + N>=(v)) / (1 + N(v)) over the deciders (a's certain keys): N(v) those with

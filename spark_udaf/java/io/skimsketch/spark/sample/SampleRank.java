@@ -4,7 +4,7 @@ import io.skimsketch.spark.common.Hashing;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The ranks of a coordinated priority sample (skimsketch/sample_rank.py), bit for bit: from the seeded
+ * The ranks of a coordinated priority sample (skimsketch/sample/rank.py), bit for bit: from the seeded
  * tabulation word h = word_{2^23}(k) of the canonical key and mix(k), the splitmix64 finalizer of the key
  * as u64 ({@link Hashing#mix}), the 52-bit key fingerprint fp = (h ^ mix(k)) >>> 12, u = (2 fp + 1) 2^-53,
  * rank = u / (w w) with w = |double(total)|, and the fingerprint partition

@@ -6,7 +6,7 @@ import java.util.Arrays;
 
 /**
  * The smallest (rank, fp) entries of a set of fingerprints with exact totals, and the thresholds of the
- * finished pieces merged in: enough to write the sample of their union exactly (skimsketch/sample.py,
+ * finished pieces merged in: enough to write the sample of their union exactly (skimsketch/sample/join_sample.py,
  * _select). It holds at most cap = C + 1 entries (C = {@link SampleState#maxEntries}; a max-heap on
  * (rank, fp)) and the finite thresholds, so the chosen n &lt;= C entries and tau are those of the full set.
  * Totals are longs, or a double's raw bits with float totals. An offered fingerprint already held (two

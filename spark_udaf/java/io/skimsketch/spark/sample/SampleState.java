@@ -7,7 +7,7 @@ import java.io.Serializable;
 import java.util.BitSet;
 
 /**
- * A JoinSample (skimsketch/sample.py) on the JVM: parameters (the byte budget B, seed, integer or float
+ * A JoinSample (skimsketch/sample/join_sample.py) on the JVM: parameters (the byte budget B, seed, integer or float
  * totals, the fingerprint partitions it covers), the table's total and null weights and key domain,
  * and its 52-bit key fingerprints ({@link SampleRank}) in one of three forms:
  * <ul>

@@ -31,7 +31,7 @@ public final class Spec implements Serializable {
     public final boolean isFloat;
     public final boolean range; // unbounded keys found by scanning the inserted integer key range (KRNG extension)
     public final boolean exact; // starts in exact mode (exact key -> weight entries while they fit the capacity)
-    public final int virtualLg; // search="virtual": keys as signed ids in [0, 2^virtualLg) (skimsketch/virtual.py); 0: not
+    public final int virtualLg; // search="virtual": keys as signed ids in [0, 2^virtualLg) (skimsketch/sketch/skim/virtual.py); 0: not
 
     Spec(int kind, int width, int depth, long seed, long domain, double param, int hierLg, int hierDepth,
          boolean isFloat) {

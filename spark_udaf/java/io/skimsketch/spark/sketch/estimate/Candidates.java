@@ -7,7 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The candidate keys SKIMDENSE tests (skimsketch/skimdense.py Candidates), with their buckets and
+ * The candidate keys SKIMDENSE tests (skimsketch/sketch/skim/skimdense.py Candidates), with their buckets and
  * signs in the main tables and the bucket index (Candidates.bucket_index: the candidates of each
  * bucket in ascending position). A scan, every key of {@code [lo, lo + n)} (domain_candidates for
  * a domain or the virtual ids, range_candidates for a key range), is built once per (seed, width,

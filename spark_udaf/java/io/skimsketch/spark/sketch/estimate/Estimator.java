@@ -11,7 +11,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The core's estimators of AGMS and hash sketches (skimsketch/base.py, agms.py, hash_sketch.py,
+ * The core's estimators of AGMS and hash sketches (skimsketch/sketch/base.py, agms.py, hash_sketch.py,
  * bounds.py) and every exact-mode answer, on the JVM: join size, self-join size and frequency with
  * the Chebyshev-median interval, and the sketch's description. Plain Java (the self-test runs it
  * without Spark); EstimateFunctions wraps it for SQL. A skimmed sketch's self-join size and
@@ -202,7 +202,7 @@ public final class Estimator {
         return acc.doubleValue();
     }
 
-    // -- bounds (skimsketch/bounds.py) ------------------------------------------------------------
+    // -- bounds (skimsketch/stats/bounds.py) ------------------------------------------------------------
     static double median(double[] xs) {
         double[] s = xs.clone();
         Arrays.sort(s);

@@ -3,7 +3,7 @@ package io.skimsketch.spark.sketch.estimate;
 import java.util.Arrays;
 
 /**
- * The adaptive pass rules of SKIMDENSE (skimsketch/skimdense.py: chance_passes, pass_rules,
+ * The adaptive pass rules of SKIMDENSE (skimsketch/sketch/skim/skimdense.py: chance_passes, pass_rules,
  * _passing, _report_rules): for every majority r of the tables, the smallest threshold t_r (the
  * floor or a residual magnitude) at which the tested candidates, were they absent keys landing in
  * random buckets with random signs, would pass "at least r tables clear t_r with one sign" at most

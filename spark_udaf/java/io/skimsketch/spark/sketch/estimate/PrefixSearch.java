@@ -7,7 +7,7 @@ import java.util.List;
 
 /**
  * The prefix hierarchy's top-down search for candidate keys (PrefixHierarchy.search of
- * skimsketch/hierarchy.py): the 2^12 top-level prefixes of y = mix(key ^ salt) are tested; at each
+ * skimsketch/sketch/skim/hierarchy.py): the 2^12 top-level prefixes of y = mix(key ^ salt) are tested; at each
  * of the LEVELS levels the prefixes passing the level's rules (peeled heaviest first for
  * PEEL_ROUNDS rounds at PEEL_BUDGET chance passes, then the rest at max(LEVEL_BUDGET_MIN,
  * tested / 512)) are expanded into their 256 children (at most MAX_EXPAND, the heaviest; MAX_EXPAND
@@ -50,7 +50,7 @@ public final class PrefixSearch {
         return x;
     }
 
-    /** unmix: the inverse of Hashing.mix (skimsketch/hashing.py). */
+    /** unmix: the inverse of Hashing.mix (skimsketch/keys/hashing.py). */
     static long unmix(long z) {
         z = z ^ (z >>> 31) ^ (z >>> 62);
         z *= M2_INV;

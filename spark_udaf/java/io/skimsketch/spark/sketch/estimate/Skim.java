@@ -12,7 +12,7 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * A skimmed sketch's skim (SkimmedSketch.skim of skimsketch/skimmed.py): its dense keys and values,
+ * A skimmed sketch's skim (SkimmedSketch.skim of skimsketch/sketch/skim/skimmed.py): its dense keys and values,
  * the residual counters and the dense sketch (counters - residual). The candidates are those of
  * SkimmedSketch._source: the domain [0, m), the virtual ids [0, 2^lg), the inserted key range
  * (widened to multiples of 1024; none when it spans more than 2^22 keys or holds no integer key).

@@ -6,7 +6,7 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * SKIMDENSE (Ganguly, Garofalakis, Rastogi, EDBT 2004) as the core runs it (skimsketch/skimdense.py
+ * SKIMDENSE (Ganguly, Garofalakis, Rastogi, EDBT 2004) as the core runs it (skimsketch/sketch/skim/skimdense.py
  * skimdense, _refine, _least_squares) over the candidates of a scan ({@link Candidates}): rounds
  * of adaptive pass rules ({@link PassRules}) on the residual, greedy peeling (a passing candidate
  * is accepted when its |mean estimate| ranks first in each of its buckets) with the median of its

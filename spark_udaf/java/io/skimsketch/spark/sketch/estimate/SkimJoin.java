@@ -8,7 +8,7 @@ import io.skimsketch.spark.sketch.Spec;
 import java.util.Arrays;
 
 /**
- * ESTSKIMJOINSIZE (SkimmedSketch.join_size of skimsketch/skimmed.py with bound="normal", the SQL
+ * ESTSKIMJOINSIZE (SkimmedSketch.join_size of skimsketch/sketch/skim/skimmed.py with bound="normal", the SQL
  * functions' bound): the median over tables p of
  * {@code f_d.g_d + D_f[p].H'_g[p] + H'_f[p].D_g[p] + H'_f[p].H'_g[p]} with the dense sketches D and
  * residuals H' of both skims ({@link Skim}), and the interval {@code median +- (hypot(k sd, k1 virt)
