@@ -17,8 +17,8 @@ import java.util.Map;
 
 /**
  * The join sample's golden vectors on the JVM: golden-sample-estimates.tsv (a copy of
- * tests/core/golden_sample/compact_estimates.tsv: layout-2 blobs, the core's answers) must read and
- * write back byte for byte; golden-sample-layout1-estimates.tsv (tests/core/golden_sample/estimates.tsv:
+ * tests/core/sample/golden/compact_estimates.tsv: layout-2 blobs, the core's answers) must read and
+ * write back byte for byte; golden-sample-layout1-estimates.tsv (tests/core/sample/golden/estimates.tsv:
  * layout-1 blobs of the previous release) must read as legacy samples (fingerprints h >>> 12) and give
  * the same answers before and after their layout-2 re-serialisation; every estimate is the core's within
  * 1e-9 relative (errors: the same class and message). Then the sample's own checks ({@link SampleChecks}: the
