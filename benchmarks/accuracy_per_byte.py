@@ -20,6 +20,10 @@ independent draws: the average relative error ``|est - J| / J`` of
   library's tabulation hash of the canonical key under other seeds: a splitmix64 hash of the
   sequential keys XOR a salt was measurably biased, ``benchmarks/sample_tau_hash.py``), not their
   code (it needs numba; its estimator is these three lines)
+* ``heavy``     -- ``HeavyKeySketch.for_bytes(nbytes)`` (the append-only family, docs/heavy.md), fed each side
+  as a stream of rows in random order (its state depends on the order: one row per element, not the
+  aggregated counts); ``heavy_str`` the same rows with the keys as strings; ``heavy_m8`` each side's
+  stream cut into 8 pieces, one sketch a piece, merged (``ss.union``)
 * with ``--legacy``: ``range`` (format version 2's default, ``search="range"``: a scan of the
   inserted integer key range, hash-sketch answers for strings) and ``bounded``
   (``SkimmedSketch.for_bytes(nbytes, domain=m)``)
@@ -70,7 +74,8 @@ from skimsketch.sample.rank import unit_hashes  # noqa: E402
 
 PAPER = [(1.0, 100), (1.0, 200), (1.0, 300), (1.5, 30), (1.5, 50)]
 SIZES = (4096, 16384, 65536)
-KINDS = ("default", "default_str", "hash", "sample", "sample_str", "published", "range", "bounded")
+KINDS = ("default", "default_str", "hash", "sample", "sample_str", "published", "heavy", "heavy_str", "heavy_m8", "range",
+         "bounded")
 PEERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "peers",
                      "join_sketches_real_bytes.json")
 PUBLISHED_SEED = 1_000_003
@@ -192,8 +197,68 @@ def protos(nb: int, seed: int, depth, w: Pair, legacy: bool):
     return out
 
 
-def run(n: int, seeds: int, sizes, depth, paper_only: bool, patterns, pairs, legacy: bool = False):
+def heavy_streams(w: Pair, seed: int) -> dict:
+    """The two sides as streams of rows in random order, canonical keys (``CanonicalBatch``: what ``update`` makes of
+    the keys) for the heavy-key sketch, whose state depends on the arrival order: ``{"int"|"str": (f, g)}``; "str"
+    writes integer keys as strings (``as_strings``), only for integer-key workloads."""
+    rng = np.random.default_rng([seed, 4242])
+
+    def rows(freq):
+        nz = np.flatnonzero(freq)
+        idx = np.repeat(nz, freq[nz])
+        rng.shuffle(idx)
+        return idx
+
+    sf, sg = rows(w.f), rows(w.g)
+    ids = np.arange(len(w.f), dtype=np.int64) if w.keys is None else w.keys
+    out = {}
+    base = ss.canonicalize(ids)
+    label = "str" if base.key_domain == "str" else "int"
+    out[label] = tuple(ss.CanonicalBatch(base.keys[s], None, 0, False, base.key_domain) for s in (sf, sg))
+    if label == "int":
+        strs = ss.canonicalize(as_strings(ids))
+        out["str"] = tuple(ss.CanonicalBatch(strs.keys[s], None, 0, False, "str") for s in (sf, sg))
+    return out
+
+
+def heavy_pairs(nb: int, seed: int, streams: dict, kinds):
+    """(kind, a, b) of the heavy-key sketches: ``heavy`` (one stream a side), ``heavy_str`` (the keys as strings),
+    ``heavy_m8`` (each side's stream cut in 8 pieces, one sketch a piece, merged)."""
+    def one(batch):
+        return ss.HeavyKeySketch.for_bytes(nb, seed=seed + 1).update(batch)
+
+    def merged(batch):
+        cuts = np.array_split(np.arange(len(batch.keys)), 8)
+        return ss.union(*(one(ss.CanonicalBatch(batch.keys[c], None, 0, False, batch.key_domain)) for c in cuts))
+
+    f, g = streams.get("int", streams.get("str"))
+    if "heavy" in kinds:
+        yield "heavy", one(f), one(g)
+    if "heavy_str" in kinds and "int" in streams:
+        yield "heavy_str", one(streams["str"][0]), one(streams["str"][1])
+    if "heavy_m8" in kinds:
+        yield "heavy_m8", merged(f), merged(g)
+
+
+def _record(rows, key, a, b, e, dt, J):
+    r = rows.setdefault(key, {"err": [], "cover": [], "half": [], "time": [], "dense": []})
+    r["err"].append(abs(e.value - J) / J)
+    r["cover"].append(e.contains(J))
+    r["half"].append((e.high - e.low) / 2 / J)
+    r["time"].append(dt)
+    r["dense"].append(e.detail.get("dense_f", 0) + e.detail.get("dense_g", 0))
+    r["nbytes"], r["blob"] = max(a.nbytes, b.nbytes), max(len(a.to_bytes()), len(b.to_bytes()))
+    if isinstance(a, ss.JoinSample):
+        r["shape"] = f"m={len(a.sample_items()[0])}"
+    elif isinstance(a, ss.HeavyKeySketch):
+        r["shape"] = f"{a.buckets}b+{a.width}x{a.depth}"
+    else:
+        r["shape"] = f"{a.width}x{a.depth}"
+
+
+def run(n: int, seeds: int, sizes, depth, paper_only: bool, patterns, pairs, legacy: bool = False, kinds=KINDS):
     rows, info = {}, {}
+    heavy = [k for k in kinds if k.startswith("heavy")]
     for seed in range(seeds):
         jobs = synthetic(n, seed, paper_only) + ([] if paper_only else real(pairs, n, seed))
         for name, build in jobs:
@@ -205,27 +270,26 @@ def run(n: int, seeds: int, sizes, depth, paper_only: bool, patterns, pairs, leg
                 info.setdefault(w.name, []).append(
                     (str(w.keys.dtype), int(np.count_nonzero(w.f)), int(np.count_nonzero(w.g)),
                      int(w.f.sum()), int(w.g.sum()), J))
+            streams = heavy_streams(w, seed) if heavy else None
             for nb in sizes:
-                pa_, pb_ = published_sample(w.keys, w.f, nb, seed), published_sample(w.keys, w.g, nb, seed)
-                r = rows.setdefault((w.name, nb, "published"), {"err": [], "cover": [], "half": [], "time": [],
-                                                                "dense": []})
-                r["err"].append(abs(published_join(pa_, pb_) - J) / J)
-                r["nbytes"] = r["blob"] = 32 + 12 * max(len(pa_[0]), len(pb_[0]))
-                r["shape"] = f"m={(nb - 32) // 12}"
+                if "published" in kinds:
+                    pa_, pb_ = published_sample(w.keys, w.f, nb, seed), published_sample(w.keys, w.g, nb, seed)
+                    r = rows.setdefault((w.name, nb, "published"), {"err": [], "cover": [], "half": [], "time": [],
+                                                                    "dense": []})
+                    r["err"].append(abs(published_join(pa_, pb_) - J) / J)
+                    r["nbytes"] = r["blob"] = 32 + 12 * max(len(pa_[0]), len(pb_[0]))
+                    r["shape"] = f"m={(nb - 32) // 12}"
                 for kind, proto, strings in protos(nb, seed, depth, w, legacy):
+                    if kind not in kinds:
+                        continue
                     a, b = sketch_of(proto, w.keys, w.f, strings), sketch_of(proto, w.keys, w.g, strings)
                     t = time.perf_counter()
                     e = a.join_size(b)
-                    dt = time.perf_counter() - t
-                    r = rows.setdefault((w.name, nb, kind), {"err": [], "cover": [], "half": [], "time": [],
-                                                                       "dense": []})
-                    r["err"].append(abs(e.value - J) / J)
-                    r["cover"].append(e.contains(J))
-                    r["half"].append((e.high - e.low) / 2 / J)
-                    r["time"].append(dt)
-                    r["dense"].append(e.detail.get("dense_f", 0) + e.detail.get("dense_g", 0))
-                    r["nbytes"], r["blob"] = max(a.nbytes, b.nbytes), max(len(a.to_bytes()), len(b.to_bytes()))
-                    r["shape"] = f"m={len(a.sample_items()[0])}" if isinstance(a, ss.JoinSample) else f"{a.width}x{a.depth}"
+                    _record(rows, (w.name, nb, kind), a, b, e, time.perf_counter() - t, J)
+                for kind, a, b in heavy_pairs(nb, seed, streams, heavy) if heavy else ():
+                    t = time.perf_counter()
+                    e = a.join_size(b)
+                    _record(rows, (w.name, nb, kind), a, b, e, time.perf_counter() - t, J)
         print(f"seed {seed + 1}/{seeds} done", file=sys.stderr, flush=True)
     return rows, info
 
@@ -258,7 +322,7 @@ def report(rows, info, peers, sizes, out):
                     hw = f"{'-':>7s}"
                 peer = {p: v for p, v in peers.get(f"{name}@{nb}", {}).items() if p in PEER_NAMES and v is not None}
                 ptxt = ""
-                if peer and kind.startswith(("default", "sample")):
+                if peer and kind.startswith(("default", "sample", "heavy")):
                     best = min(peer.values())
                     ptxt = " ".join(f"{p}={v:.4g}" for p, v in sorted(peer.items())) + f"  ours/best {are / best:.2f}"
                 dense = f"{np.median(r['dense']):5.0f}" if kind.startswith("default") else f"{'':5s}"
@@ -287,6 +351,8 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="n=400K, 2 seeds")
     ap.add_argument("--peers", default=PEERS)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--kinds", nargs="+", default=None, metavar="PATTERN",
+                    help="only the kinds matching these fnmatch patterns (e.g. 'heavy*' default hash)")
     ap.add_argument("--legacy", action="store_true", help="also the version-2 default (search='range') and the "
                                                               "bounded sketch (domain=m)")
     a = ap.parse_args(argv)
@@ -322,7 +388,8 @@ def main(argv=None):
             ap.error(f"--workloads: {p!r} matches no workload; the names are: {', '.join(names + real_names)}")
     if not a.paper_only and not pairs and selected(real_names, a.workloads):
         print(f"skipping the real-key workloads (nyc_*): {real_keys.MISSING}", file=sys.stderr)
-    rows, info = run(a.n, a.seeds, a.sizes, a.depth, a.paper_only, a.workloads, pairs, a.legacy)
+    kinds = selected(KINDS, a.kinds)
+    rows, info = run(a.n, a.seeds, a.sizes, a.depth, a.paper_only, a.workloads, pairs, a.legacy, kinds)
     report(rows, info, peers, a.sizes, a.out)
 
 
