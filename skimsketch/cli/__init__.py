@@ -1,7 +1,7 @@
 """``skimsketch``: sketch columns of files, inspect sketch files, estimate joins.
 
     skimsketch sketch FILE... --column K [--weight X] [--nbytes N | --width W --depth D]
-                      [--kind skimmed|hash|agms|sample] [--domain M] [--seed S] [--key-type int|string] -o OUT
+                      [--kind skimmed|hash|agms|sample|heavy] [--domain M] [--seed S] [--key-type int|string] -o OUT
     skimsketch info SKETCH...
     skimsketch estimate LEFT RIGHT [--confidence C]
     skimsketch --version
@@ -16,7 +16,8 @@ left sketch was built with ``--weight`` (float counters, the count sketch's
 shape), and ``SUM(left.w * right.w)`` when both were. ``--kind sample`` writes a
 ``JoinSample`` (a coordinated weighted sample, for tables at rest: ``docs/sample.md``;
 building it holds every distinct key's total in memory); two samples of the same seed
-estimate their join. Input errors print one line and exit with status 2.
+estimate their join. ``--kind heavy`` writes a ``HeavyKeySketch`` (append-only streams: the rows in file
+order; docs/heavy.md); negative weights are refused. Input errors print one line and exit with status 2.
 
 Modules: :mod:`.main` (parser, dispatch), :mod:`.build` (``sketch``), :mod:`.inputs` (reading files),
 :mod:`.query` (``info``, ``estimate``). ``python -m skimsketch.cli`` runs :func:`main`.

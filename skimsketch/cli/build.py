@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from ..errors import KeyDomainError, SketchError
+from ..heavy import HeavyKeySketch
 from ..sample import JoinSample
 from ..sketch import AGMSSketch, HashSketch, SkimmedSketch
 from ..sketch.sizing import check_nbytes, check_width
@@ -15,7 +16,7 @@ from .inputs import inputs as read_inputs
 
 __all__ = ["DEFAULT_NBYTES", "KINDS", "sketch_command"]
 
-KINDS = {"skimmed": SkimmedSketch, "hash": HashSketch, "agms": AGMSSketch, "sample": JoinSample}
+KINDS = {"skimmed": SkimmedSketch, "hash": HashSketch, "agms": AGMSSketch, "sample": JoinSample, "heavy": HeavyKeySketch}
 DEFAULT_NBYTES = 16 * 1024
 
 
@@ -30,14 +31,14 @@ def _template(a):
         raise CliError("--width and --depth go together")
     if a.width is not None and a.nbytes is not None:
         raise CliError("give either --nbytes or --width/--depth, not both")
-    if cls is JoinSample:
+    if cls in (JoinSample, HeavyKeySketch):
         if a.width is not None:
-            raise CliError("--width/--depth apply to sketches, not --kind sample: give --nbytes")
+            raise CliError(f"--width/--depth apply to sketches, not --kind {a.kind}: give --nbytes")
         try:
-            return JoinSample.for_bytes(DEFAULT_NBYTES if a.nbytes is None else check_nbytes(a.nbytes), seed=a.seed,
+            return cls.for_bytes(DEFAULT_NBYTES if a.nbytes is None else check_nbytes(a.nbytes), seed=a.seed,
                                         dtype="int64" if a.weight is None else "float64")
         except (TypeError, ValueError) as e:
-            raise CliError(f"cannot build the sample: {e}") from None
+            raise CliError(f"cannot build the {a.kind}: {e}") from None
     params = {"domain": a.domain} if cls is SkimmedSketch else {}
     try:
         if a.width is not None:

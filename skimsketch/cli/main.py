@@ -33,7 +33,8 @@ def _parser() -> argparse.ArgumentParser:
     sk.add_argument("--key-type", choices=("int", "string"), default=None,
                     help="convert the key column to integers or strings (default: as stored; CSV keys as "
                          "written, i.e. strings: '0123' and '123' are different keys)")
-    sk.add_argument("--kind", choices=sorted(KINDS), default="skimmed", help="sketch kind (default skimmed); sample: a JoinSample for tables at rest")
+    sk.add_argument("--kind", choices=sorted(KINDS), default="skimmed", help="sketch kind (default skimmed); sample: a JoinSample for tables at rest; heavy: a "
+                         "HeavyKeySketch for append-only streams (rows in file order)")
     sk.add_argument("--nbytes", type=int, default=None,
                     help=f"memory budget in bytes, at least {MIN_NBYTES}; the library's default shape for it "
                          f"(default {DEFAULT_NBYTES})")

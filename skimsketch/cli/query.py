@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..errors import SketchError
 from ..format.serde import from_bytes
+from ..heavy import HeavyKeySketch
 from ..sample import JoinSample
 from ..sketch import Sketch
 from .inputs import CliError
@@ -37,6 +38,9 @@ def info_command(a) -> int:
             kept = len(s.sample_items()[0])
             part = "" if s.partition is None else f", partial: partitions {list(s.partition[0])} of {s.partition[1]}"
             print(f"  sample of {kept:,} of {s.n_keys:,} keys, tau {s.tau!r}{part}")
+        if isinstance(s, HeavyKeySketch):
+            keys, _, clean = s.table_items()
+            print(f"  {len(keys):,} heavy keys held ({int(clean.sum()):,} without residual), {s.draws:,} admission draws")
         print(f"  memory {s.nbytes:,} bytes, serialised {len(s.to_bytes()):,} bytes")
     return 0
 
@@ -44,7 +48,7 @@ def info_command(a) -> int:
 def estimate_command(a) -> int:
     left, right = _load(a.left), _load(a.right)
     for path, sk in ((a.left, left), (a.right, right)):
-        if not isinstance(sk, (Sketch, JoinSample)):
+        if not isinstance(sk, (Sketch, JoinSample, HeavyKeySketch)):
             raise CliError(f"{path!r} holds a {type(sk).__name__}, which has no two-way join estimate "
                            "(a pair sketch is the middle of a chain join: skimsketch.chain_join_size)")
     try:

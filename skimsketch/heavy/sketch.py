@@ -33,7 +33,7 @@ import numpy as np
 
 from ..format import header as fmt
 from ..stats.bounds import check_confidence
-from ..errors import CounterOverflowError, IncompatibleSketchError, KeyTypeError
+from ..errors import CounterOverflowError, IncompatibleSketchError, KeyTypeError, SketchError
 from ..estimate import Estimate
 from ..kernels import I64, weight_total
 from ..keys.canonical import batch_scalar_weight, canonicalize
@@ -180,7 +180,7 @@ class HeavyKeySketch(Serialisable):
 
         Keys and weights follow the sketches' rules (:mod:`skimsketch.keys`): int, str and bytes keys, nulls
         skipped (their weight goes to :attr:`null_weight`), rows with a null weight skipped. Weights must be
-        ``>= 0``: this summary is for append-only streams; a negative weight (a delete) raises ``ValueError``
+        ``>= 0``: this summary is for append-only streams; a negative weight (a delete) raises :class:`SketchError`
         and the sketch is unchanged."""
         scalar = batch_scalar_weight(weights, self._float)
         batch = canonicalize(keys, None if scalar is not None else weights, allow_float_weights=self._float)
@@ -288,7 +288,7 @@ class HeavyKeySketch(Serialisable):
 def _refuse_deletes(w, null, scalar) -> None:
     neg = (scalar is not None and scalar < 0) or null < 0 or (w is not None and len(w) and w.min() < 0)
     if neg:
-        raise ValueError(
+        raise SketchError(
             "HeavyKeySketch takes no deletes: got a negative weight. It summarises append-only streams (its table "
             "keeps counts that only grow); for streams with deletes or retractions use SkimmedSketch "
             "(ss.SkimmedSketch.for_bytes(nbytes)), which handles negative weights exactly")
