@@ -18,6 +18,8 @@ from ..kernels import checked_add, hash_delta
 
 __all__ = ["Residual", "table_rows"]
 
+_DENSE_MIN = 1 << 16  # spills fewer than this are hashed as they are
+
 
 class Residual:
     """``depth`` Count-Sketch rows of ``width`` counters (int64, or float64 for float weights)."""
@@ -36,6 +38,7 @@ class Residual:
         """Add the spilled ``(keys, weights)``; integer counters never wrap (:class:`CounterOverflowError`)."""
         if len(keys) == 0:
             return
+        keys, weights = _dense_totals(keys, weights, self.float_counters)
         delta = hash_delta(family(self.seed), np.ascontiguousarray(keys, dtype=np.int64), weights, self.width,
                            self.depth, self.float_counters)
         self.counters = self._plus(delta, "update")
@@ -53,6 +56,21 @@ class Residual:
 
     def as_float(self) -> np.ndarray:
         return self.counters.astype(np.float64)
+
+
+def _dense_totals(keys: np.ndarray, weights: np.ndarray, float_counters: bool):
+    """Integer spills of keys spanning fewer values than there are spills (ids, codes: most of a Zipf stream's
+    spills are repeats of light keys) as (distinct keys, their totals): one ``bincount`` instead of hashing every
+    spill; the counters are the same (the sketch is linear, the totals exact: below 2**53 in float64)."""
+    n = len(keys)
+    if float_counters or n < _DENSE_MIN:
+        return keys, weights
+    lo, hi = int(keys.min()), int(keys.max())
+    if hi - lo >= n or float(np.abs(weights).sum()) >= 2.0**52:
+        return keys, weights
+    totals = np.bincount(keys - lo, weights=weights.astype(np.float64), minlength=hi - lo + 1)
+    present = np.flatnonzero(totals)
+    return present.astype(np.int64) + lo, np.rint(totals[present]).astype(np.int64)
 
 
 def table_rows(seed: int, keys: np.ndarray, values: np.ndarray, width: int, depth: int) -> np.ndarray:
