@@ -26,11 +26,13 @@ This module holds the state, update, merge and subtract; the queries are :mod:`.
 from __future__ import annotations
 
 import functools
+import math
 from typing import ClassVar
 
 import numpy as np
 
 from ..errors import CounterOverflowError, IncompatibleSketchError, KeyTypeError, check_int
+from ..estimate import Estimate
 from ..stats.exact_store import ExactStore, aggregate
 from .exact_mode import converted_delta, exact_capacity
 from ..keys.hashing import MAX_DEPTH, MAX_WIDTH, family
@@ -268,6 +270,14 @@ class Sketch(SketchQueries, SketchBytes, Serialisable):
         sketch is in it)."""
         return type(self)(**self.params)
 
+    def _rescaled(self, e: int):
+        """This sketch with its float counters times ``2^e`` (a copy; itself when ``e`` is 0)."""
+        if e == 0:
+            return self
+        out = self.copy()
+        out._state = self._state.scaled(e)
+        return out
+
     def copy(self):
         out = self.empty_like()
         out._state = self._state.copy()
@@ -421,13 +431,35 @@ class Sketch(SketchQueries, SketchBytes, Serialisable):
         return self.copy().subtract(other)
 
 
+#: float counters whose largest magnitude is outside ``2^-RESCALE .. 2^RESCALE`` are rescaled for a join
+#: estimate: its variance bounds multiply four of them (``F2(f) F2(g)``), which would overflow or underflow
+RESCALE = 120
+
+
+def _rescale_exponent(sketch) -> int:
+    """``-e`` with ``2^e`` the magnitude of a float counter-mode sketch whose counters are far from 1, else 0."""
+    if not isinstance(sketch, Sketch) or not sketch.float_counters or sketch._exact is not None:
+        return 0
+    top = sketch._state.magnitude()
+    if top == 0.0 or not math.isfinite(top):
+        return 0
+    e = math.frexp(top)[1]
+    return -e if abs(e) > RESCALE else 0
+
+
 def _signed_join(join_size):
     """``join_size`` whose estimate is clipped at 0 when both sketches know their frequencies are
     non-negative (:attr:`Sketch.nonnegative`): the one place the rule is applied, for every kind."""
 
     @functools.wraps(join_size)
     def signed(self, other, *args, **kwargs):
-        est = join_size(self, other, *args, **kwargs)
+        ea, eb = _rescale_exponent(self), _rescale_exponent(other)
+        if ea or eb:  # float counters far from 1: estimate on exactly rescaled copies, scale the answer back
+            est = join_size(self._rescaled(ea), other._rescaled(eb), *args, **kwargs)
+            est = Estimate(*(math.ldexp(x, -(ea + eb)) for x in (est.value, est.low, est.high)), est.confidence,
+                           est.method, est.detail)
+        else:
+            est = join_size(self, other, *args, **kwargs)
         if self.nonnegative and getattr(other, "nonnegative", False):
             return est.at_least(0.0)
         return est

@@ -113,6 +113,20 @@ class LinearState:
         out._total, out._null = self._total, self._null
         return out
 
+    def scaled(self, e: int) -> LinearState:
+        """A float state with every counter and weight times ``2^e`` (exact barring underflow)."""
+        if not self._float:
+            raise TypeError("only float counters scale by a power of two")
+        out = LinearState({}, "float64")
+        out._arrays = {k: np.ldexp(a, e) for k, a in self._arrays.items()}
+        out._total, out._null = math.ldexp(self._total, e), math.ldexp(self._null, e)
+        return out
+
+    def magnitude(self) -> float:
+        """The largest ``|counter|`` or ``|weight|`` (0 for an empty state)."""
+        top = max((float(np.abs(a).max()) for a in self._arrays.values() if a.size), default=0.0)
+        return max(top, abs(float(self._total)), abs(float(self._null)))
+
     def __eq__(self, other) -> bool:
         return (
             isinstance(other, LinearState)

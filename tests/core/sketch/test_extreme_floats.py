@@ -1,0 +1,31 @@
+"""Join estimates of float sketches whose counters are far from 1 (issue 36: 1e100 totals gave NaN intervals):
+the variance bounds multiply four counters' magnitudes, so the estimate is taken on exactly rescaled copies."""
+
+import math
+
+import numpy as np
+import pytest
+
+import skimsketch as ss
+
+
+@pytest.mark.parametrize("kind", [ss.SkimmedSketch, ss.HashSketch, ss.AGMSSketch])
+@pytest.mark.parametrize("magnitude", [1e-150, 1e-40, 1e40, 1e100, 1e150])
+def test_join_estimates_scale_with_the_weights(kind, magnitude):
+    rng = np.random.default_rng(1)
+    keys = rng.integers(0, 5000, 20000)
+    out = []
+    for m in (1.0, magnitude):
+        a = kind.for_bytes(4096, seed=3, dtype="float64").update(keys[:10000], weights=np.full(10000, 1.5 * m))
+        b = a.empty_like().update(keys[5000:], weights=np.full(15000, 0.5 * m))
+        e = a.join_size(b)
+        assert all(math.isfinite(x) for x in (e.value, e.low, e.high)), e
+        out.append(np.array([e.value, e.low, e.high]) / (m * m))
+    np.testing.assert_allclose(out[1], out[0], rtol=1e-9)
+
+
+def test_rescaling_leaves_the_sketch_unchanged():
+    a = ss.HashSketch.for_bytes(4096, seed=3, dtype="float64").update([1, 2, 3], weights=[1e100, 2e100, 3e100])
+    before = a.to_bytes()
+    a.join_size(a.copy())
+    assert a.to_bytes() == before
