@@ -302,7 +302,7 @@ def main(argv=None) -> int:
     if not shapes:
         ap.error(f"--shapes {args.shapes} matches no shape; known: {', '.join(adv.SHAPES)}")
 
-    t0 = time.perf_counter()
+    t0, commit = time.perf_counter(), _commit()  # the code this run imported (the checkout may move meanwhile)
     global _ROUNDTRIP
     tables, cells = prepare(shapes, args.scale, args.data_seed, args.rows, args.cache)
     _TABLES.update(tables)
@@ -328,7 +328,7 @@ def main(argv=None) -> int:
         lines = [f"# {cmd}", f"# {state}{seeds} hash seeds a cell (from {args.seed0}), data seed {args.data_seed}, "
                  f"scale {args.scale}, {'rows' if args.rows else 'one row per key'}, round trip through bytes: "
                  f"{args.roundtrip}; 95% intervals; {time.perf_counter() - t0:.0f}s on {args.procs} processes",
-                 f"# library at commit {_commit()}; data {t_data:.0f}s; worker CPU seconds: "
+                 f"# library at commit {commit}; data {t_data:.0f}s; worker CPU seconds: "
                  + ", ".join(f"{k} {v:.0f}" for k, v in cpu.items()), "", HEAD]
         for i, (name, _tf, _tg, J, _cl) in enumerate(cells):
             for k, b in cols:
