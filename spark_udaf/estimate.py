@@ -97,7 +97,7 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
     is computed instead (:func:`~spark_udaf.exact.exact_join_size`) unless
     ``fallback=False``. ``result.method`` names the estimator that answered
     (``"exact"`` after a fallback); ``result.detail`` records ``answered_by``
-    (``"sketch"``/``"exact"``), the sketch estimate, the relative half-width,
+    (``"sample"``/``"sketch"``/``"exact"``), the sketch estimate, the relative half-width,
     the sketches' bytes and the seconds spent on each step. Both sketches are
     built in one Spark job (:func:`~spark_udaf.build.sketch_pair`) — except
     when both are plain Parquet scans, which two :func:`~spark_udaf.build.sketch_column`
@@ -170,7 +170,7 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
     t3 = time.perf_counter()
     rhw = relative_half_width(est)
     detail = {
-        "answered_by": "sketch",
+        "answered_by": "sample" if use_sample else "sketch",
         "summary": "sample" if use_sample else "sketch",
         "build_path": "native" if native_sides else "python",
         "sketch_estimate": est,

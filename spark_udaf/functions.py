@@ -185,5 +185,8 @@ def skim_sample_agg(col, weight=None, *, nbytes: int | None = None, seed: int | 
     ``weight`` (any numeric column, passed by name), ``nbytes`` (16384) and ``seed`` (0) as in
     :func:`skim_sketch_agg`."""
     args = [_col(col)] + ([] if weight is None else [_named("weight", _col(weight))])
-    args += [_named(k, _lit(v, k)) for k, v in (("nbytes", nbytes), ("seed", seed)) if v is not None]
+    if nbytes is not None:
+        args.append(_named("nbytes", _lit(nbytes, "nbytes")))
+    if seed is not None:  # unsigned 64-bit: past 2**63 a DECIMAL(20, 0) literal, as the sketches' helpers pass it
+        args.append(_named("seed", _seed(seed, "skim_sample_agg")))
     return _call("skim_sample_agg", *args)
