@@ -461,6 +461,11 @@ def _signed_join(join_size):
         else:
             est = join_size(self, other, *args, **kwargs)
         if self.nonnegative and getattr(other, "nonnegative", False):
+            if est.high < 0:  # the interval missed (J >= 0): fall back to Cauchy-Schwarz, J <= sqrt(F2(f) F2(g))
+                conf = est.confidence
+                top = math.sqrt(max(self.self_join_size(conf).high, 0.0)) * math.sqrt(
+                    max(other.self_join_size(conf).high, 0.0))
+                return Estimate(0.0, 0.0, top, conf, est.method, dict(est.detail, bound="cauchy-schwarz"))
             return est.at_least(0.0)
         return est
 
