@@ -582,12 +582,18 @@ fail:
 
 /* -- the heavy-key table's admission (skimsketch/kernels/heavy.py, docs/heavy.md) ------------------------- */
 
-/* buckets b1 != b2 in [0, nb) and spilled-filter bits p1, p2 in [0, nf) of a key */
-static inline void heavy_hash(int64_t key, uint64_t salt, uint64_t nb, uint64_t nf, uint64_t *b1, uint64_t *b2,
-                              uint64_t *p1, uint64_t *p2) {
-    uint64_t y = splitmix_fin((uint64_t)key ^ salt), z = splitmix_fin(y);
+/* buckets b1 != b2 in [0, nb) of a key (b1 + 1 + x with x < nb - 1 wraps at most once), and y for its filter bits */
+static inline uint64_t heavy_buckets(int64_t key, uint64_t salt, uint64_t nb, uint64_t *b1, uint64_t *b2) {
+    uint64_t y = splitmix_fin((uint64_t)key ^ salt);
     *b1 = ((y >> 32) * nb) >> 32;
-    *b2 = (*b1 + 1 + (((y & 0xFFFFFFFFULL) * (nb - 1)) >> 32)) % nb;
+    *b2 = *b1 + 1 + (((y & 0xFFFFFFFFULL) * (nb - 1)) >> 32);
+    if (*b2 >= nb) *b2 -= nb;
+    return y;
+}
+
+/* the spilled-filter bits p1, p2 in [0, nf) of a key whose bucket hash is y */
+static inline void heavy_filter(uint64_t y, uint64_t nf, uint64_t *p1, uint64_t *p2) {
+    uint64_t z = splitmix_fin(y);
     *p1 = ((z >> 32) * nf) >> 32;
     *p2 = ((z & 0xFFFFFFFFULL) * nf) >> 32;
 }
@@ -609,7 +615,7 @@ static inline void heavy_hash(int64_t key, uint64_t salt, uint64_t nb, uint64_t 
             if (wi == 0) continue;                                                                             \
             int64_t k = keys[i];                                                                               \
             uint64_t b1, b2, p1, p2, slot;                                                                     \
-            heavy_hash(k, salt, nb, nf, &b1, &b2, &p1, &p2);                                                   \
+            uint64_t y = heavy_buckets(k, salt, nb, &b1, &b2);                                                 \
             T *c1 = tc + b1 * 8, *c2 = tc + b2 * 8;                                                            \
             const int64_t *k1 = tk + b1 * 8, *k2 = tk + b2 * 8;                                                \
             int hit = -1, n1 = 0, n2 = 0, e1 = -1, e2 = -1;                                                    \
@@ -621,6 +627,7 @@ static inline void heavy_hash(int64_t key, uint64_t salt, uint64_t nb, uint64_t 
                 if (c2[j] != 0) { n2++; if (k2[j] == k) { hit = j; break; } } else if (e2 < 0) e2 = j;         \
             }                                                                                                  \
             if (hit >= 0) { c2[hit] += wi; continue; }                                                         \
+            heavy_filter(y, nf, &p1, &p2);                                                                     \
             if (n1 < 8 || n2 < 8) {                                                                            \
                 slot = n1 <= n2 ? b1 * 8 + e1 : b2 * 8 + e2;                                                   \
             } else {                                                                                           \
@@ -633,7 +640,7 @@ static inline void heavy_hash(int64_t key, uint64_t salt, uint64_t nb, uint64_t 
                 if ((double)u * 0x1p-53 < (double)wi / ((double)m + (double)wi)) {                             \
                     uint64_t o1, o2, q1, q2;                                                                   \
                     spk[ns] = tk[slot]; spw[ns++] = m;                                                         \
-                    heavy_hash(tk[slot], salt, nb, nf, &o1, &o2, &q1, &q2);                                    \
+                    heavy_filter(heavy_buckets(tk[slot], salt, nb, &o1, &o2), nf, &q1, &q2);                   \
                     HEAVY_SET(spilled, q1); HEAVY_SET(spilled, q2);                                            \
                 } else {                                                                                       \
                     spk[ns] = k; spw[ns++] = wi;                                                               \
