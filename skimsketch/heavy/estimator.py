@@ -15,7 +15,9 @@ and so is their mean, the estimate. Its variance given the tables is
 ``S1 = sum M_il^2 = |a|^2 |r_B|^2 + |r_A|^2 |v|^2 + 2 <a, r_A> <r_B, v>`` and
 ``S2 = sum M_il M_li = <a, r_B>^2 + 2 <a, v> <r_A, r_B> + <r_A, v>^2``; the norms of the tables
 are exact, the others are estimated from the rows (each unbiased). The interval is the estimate
-``-+ z sqrt(Var / depth)`` (normal quantile ``z``). Self-join: the join with itself.
+``-+ sqrt(Var / depth / (1 - confidence))`` (Chebyshev: the error of a few rows is dominated by rare
+large collisions, far from normal; a normal quantile under-covered, docs/heavy.md). Self-join: the
+join with itself.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..stats.bounds import biased_normal_z
 from ..estimate import Estimate
 from .residual import table_rows
 from .table import HeavyTable
@@ -89,6 +90,6 @@ def join_estimate(A: Side, B: Side, confidence: float, combine: str = "mean") ->
     s1 = na2 * max(rb2, 0.0) + max(ra2, 0.0) * v2 + 2.0 * a_ra * rb_v
     s2 = a_rb * a_rb + 2.0 * a_v * ra_rb + ra_v * ra_v
     var = max(s1 + s2, 0.0) / width / depth
-    half = biased_normal_z(confidence, 0.0) * math.sqrt(var)
+    half = math.sqrt(var / (1.0 - confidence))  # Chebyshev: the error is heavy-tailed (rare big collisions)
     detail["se"] = math.sqrt(var)
     return Estimate(value, value - half, value + half, confidence, METHOD, detail)
