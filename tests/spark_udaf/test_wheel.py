@@ -8,6 +8,7 @@ the wheel's.
 """
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -37,7 +38,9 @@ SCRIPT = textwrap.dedent("""
                   "AS h FROM range(0, 3000, 1, 3))").collect()[0].e
     spark_udaf.register(spark)  # the Python functions: their workers need numpy and mmh3 (PYSPARK_PYTHON unset)
     py = spark.sql("SELECT skim_merge(s) AS m FROM (SELECT skim_sketch(id, 64, 5, 1) AS s FROM range(100))")
+    from skimsketch import kernels
     print(json.dumps({"package": spark_udaf.__file__, "jar": str(jar), "shipped": str(native.SHIPPED),
+                      "kernels": kernels.available()["compiled"],
                       "s": bytes(r.s).hex(), "h": bytes(r.h).hex(), "n": r.n, "e": e.asDict(),
                       "python_udf": bytes(py.collect()[0].m).hex()}))
     spark.stop()
@@ -65,8 +68,11 @@ def test_the_wheel_runs_the_native_functions_without_a_jdk(tmp_path):
                           capture_output=True, text=True, timeout=900, env=dict(os.environ, SKIMSKETCH_REQUIRE_JAR="1"))
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     (wheel,) = wheels.glob("skimsketch-*.whl")
-    jars = [n for n in zipfile.ZipFile(wheel).namelist() if n.startswith("spark_udaf/jars/")]
+    names = zipfile.ZipFile(wheel).namelist()
+    jars = [n for n in names if n.startswith("spark_udaf/jars/")]
     assert len(jars) == 1 and jars[0].endswith(".jar"), jars
+    if shutil.which("cc") or shutil.which("gcc"):  # the compiled kernels are optional: built where a compiler is
+        assert [n for n in names if n.startswith("skimsketch/kernels/_ckernels") and n.endswith(".so")], names
 
     env_dir = tmp_path / "fresh"
     venv.EnvBuilder(with_pip=False).create(env_dir)
@@ -86,6 +92,8 @@ def test_the_wheel_runs_the_native_functions_without_a_jdk(tmp_path):
     assert done.returncode == 0, done.stderr[-4000:]
     out = __import__("json").loads(done.stdout.strip().splitlines()[-1])
     assert out["package"].startswith(str(env_dir)), out["package"]
+    if shutil.which("cc") or shutil.which("gcc"):
+        assert out["kernels"] is None, out["kernels"]  # the wheel's compiled kernels load (and are current)
     assert Path(out["jar"]).parent == Path(out["shipped"]) and out["jar"].startswith(str(env_dir))
     assert not (tmp_path / "no-cache").exists()  # nothing compiled
     assert bytes.fromhex(out["s"]) == ss.SkimmedSketch.for_bytes(16384).update([i % 50 for i in range(3000)]).to_bytes()
