@@ -3,7 +3,7 @@
 :mod:`.join_sample` (the :class:`JoinSample`), :mod:`.selection` (the entries it keeps, tau), :mod:`.rank`
 (fingerprints, ranks, partitions), :mod:`.codec`
 (Rice and varint coding of its bytes), :mod:`.layout` (its extension of the format, kind 5),
-:mod:`.estimator` (the join estimate and its interval), :mod:`.partner` (one-side keys' partner means).
+:mod:`.estimator` (the join estimate), :mod:`.interval` (its interval: sure bounds and a Chernoff bound).
 
 This package's names are the family's public API.
 """

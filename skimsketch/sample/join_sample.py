@@ -135,6 +135,7 @@ class JoinSample(Serialisable):
         self._total = 0.0 if self._float else 0
         self._null = 0.0 if self._float else 0
         self._key_domain: str | None = None
+        self._nonnegative = True  # the sign flag: no weight of a non-null key was negative (format bit 4)
         self._legacy = False  # read from layout 1: fingerprints h >> 12 (sample_rank), joins legacy samples only
 
     @classmethod
@@ -200,6 +201,14 @@ class JoinSample(Serialisable):
     @property
     def is_empty(self) -> bool:
         return self._sample().n_keys == 0 and self._null == 0
+
+    @property
+    def nonnegative(self) -> bool:
+        """Every key's total is known to be ``>= 0``: no weight of a non-null key was negative (the sign flag,
+        format bit 4, ANDed by merges), or the sample kept every key and none is negative. The interval then
+        bounds the join from below by the products both samples kept (``docs/sample.md``)."""
+        s = self._sample()
+        return self._nonnegative or (s.complete and bool((s.totals >= 0).all()))
 
     @property
     def nbytes(self) -> int:
@@ -314,6 +323,9 @@ class JoinSample(Serialisable):
             raise CounterOverflowError("update would overflow a float64 weight to infinity; the sample is unchanged")
         store.add(ukeys, agg, "update")  # nothing changed if it raises
         self._store, self._total, self._null, self._fin = store, new_total, new_null, None
+        if len(batch.keys) and ((scalar is not None and scalar < 0)
+                                or (batch.weights is not None and np.min(batch.weights) < 0)):
+            self._nonnegative = False  # a delete (or negative weight): totals may be negative
         self._key_domain = self._key_domain or batch.key_domain
         return self
 
@@ -356,6 +368,7 @@ class JoinSample(Serialisable):
         self._total, self._null, self._legacy = total, null, legacy
         self._parts, self._covered = parts, covered
         self._key_domain = self._domain() or other._domain()
+        self._nonnegative = self._nonnegative and other._nonnegative
         return self
 
     def __add__(self, other):
@@ -399,14 +412,14 @@ class JoinSample(Serialisable):
 
     def _side(self) -> Side:
         s = self._sample()
-        return Side(s.fps, s.totals, s.tau, s.n_keys, self._total, not self._float)
+        return Side(s.fps, s.totals, s.tau, s.n_keys, self._total, not self._float, self.nonnegative)
 
     # -- serialisation ------------------------------------------------------
     def to_bytes(self) -> bytes:
         """The sample as kind 5, layout 2 of :mod:`skimsketch.format.header` (``docs/format.md``)."""
         s = self._sample()
         head = fmt.Header(self.KIND, self._budget, 1, self._seed, None, self._float, 0.0, self._total, self._null,
-                          self.is_empty, counter_width=8, key_domain=self._domain())
+                          self.is_empty, counter_width=8, key_domain=self._domain(), nonnegative=self._nonnegative)
         fps, totals = _sorted(s.fps, s.totals)
         parts = layout.SampleParts(s.tau, s.n_keys, self._parts, tuple(sorted(self._covered)), fps, totals,
                                 legacy=self._legacy)
@@ -419,9 +432,9 @@ class JoinSample(Serialisable):
         if negative_zero:
             raise CorruptSketchError("a join sample writes 0.0, never -0.0, in its kind parameter and weights")
         if head.version != fmt.VERSION or head.depth != 1 or head.domain is not None or head.param != 0.0 \
-                or head.exact or head.nonnegative:
-            raise CorruptSketchError("a join sample is format version 4 with depth 1, and no domain, kind parameter, "
-                                     "exact-mode or sign flag")
+                or head.exact:
+            raise CorruptSketchError("a join sample is format version 4 with depth 1, and no domain, kind parameter "
+                                     "or exact-mode flag")
         p = layout.decode_sample(ext, head)
         budget = head.width
         if p.layout == 1:  # keys in (rank, key) order -> legacy fingerprints; the budget 100 + 12 m (16 m: floats)
@@ -430,6 +443,8 @@ class JoinSample(Serialisable):
             if len(np.unique(keys)) != len(keys) or len(np.unique(p.fps)) != len(keys) or (np.diff(r) < 0).any():
                 raise CorruptSketchError("layout-1 sample entries are not distinct keys in rank order")
             budget = LAYOUT1_OVERHEAD + (LAYOUT1_FLOAT_ENTRY if head.float_counters else LAYOUT1_ENTRY) * head.width
+        if head.nonnegative and (p.totals < 0).any():
+            raise CorruptSketchError("the sign flag says no weight was negative, but a sample total is negative")
         r = ranks(p.fps, p.totals)
         if len(r) and not r.max() <= p.tau:
             raise CorruptSketchError("a sample entry ranks above tau: altered bytes or another seed")
@@ -441,6 +456,7 @@ class JoinSample(Serialisable):
         sk._total, sk._null, sk._key_domain = head.total_weight, head.null_weight, head.key_domain
         sk._parts, sk._covered = p.parts, frozenset(p.covered)
         sk._legacy = p.legacy
+        sk._nonnegative = head.nonnegative
         return sk
 
 

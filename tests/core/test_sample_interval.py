@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skimsketch.sample_interval import GRID, count_upper, interval, scaled, tail_bound
+from skimsketch.sample.interval import GRID, count_upper, interval, scaled, tail_bound
 
 DELTA = 0.02
 

@@ -7,6 +7,9 @@ Two sets, both in ``golden/`` (beside this file):
   in the format of ``tests/spark_udaf/golden_estimates.py`` (``sample  name  hex`` lines, then
   ``op  confidence  a  b  key  expected``), answered by the core. The JVM port reproduces the
   bytes (every blob reads and writes back byte for byte) and the answers.
+* **layout 2 before the sign flag** (read compatibility, frozen): ``preflag_<name>.bin``, the same builders'
+  bytes before samples recorded the sign flag (header bit 4): they read, write back byte for byte, and know
+  their signs only when they kept every key (``test_sample.py``).
 * **layout 1** (read compatibility, frozen): ``v4_<name>.bin`` and ``estimates.tsv``, written by
   the previous release (12-byte entries, keys). They are never rewritten: every blob but the
   partial ``piece`` reads (converted to fingerprints, :mod:`skimsketch.sample.join_sample`), and every
@@ -92,6 +95,10 @@ BUILDERS = {
 
 def path(name: str) -> Path:
     return DIR / f"compact_{name}.bin"
+
+
+def preflag_path(name: str) -> Path:
+    return DIR / f"preflag_{name}.bin"
 
 
 def legacy_path(name: str) -> Path:

@@ -1,6 +1,6 @@
 """The join sample's interval: sure bounds from what the two samples know, and a Chernoff bound on the rest.
 
-Notation of :mod:`skimsketch.sample_estimate`: key ``k`` has totals ``f``, ``g``, the shared uniform ``u``;
+Notation of :mod:`skimsketch.sample.estimator`: key ``k`` has totals ``f``, ``g``, the shared uniform ``u``;
 sample ``F`` keeps ``k`` iff ``u < tau_f f^2``, ``G`` iff ``u < tau_g g^2``; ``p = min(1, tau_f f^2, tau_g g^2)``;
 ``J^ = sum over kept-by-both of f g / p``; ``J = sum f g``. Every key falls in one of four classes of the
 outcome: kept by both (``B``: ``f``, ``g`` exact), kept by ``F`` only, by ``G`` only, by neither.
