@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from ..errors import CounterOverflowError
 from . import layout
 from .codec import rice_size, varint_sizes
 from .rank import order, ranks
@@ -56,6 +57,8 @@ def select(fps: np.ndarray, totals: np.ndarray, budget: int, partial: bool, floa
     """The sample of ``fps``: its first ``n`` entries in ``(rank, fp)`` order (``n``: the longest prefix that fits
     ``budget`` for a whole sample, ``min(K, C)`` for a partial piece) and ``tau``, the ``(n+1)``-th smallest value
     among their ranks and ``extra_taus`` (the thresholds of disjoint finished pieces), inf if none."""
+    if float_totals:
+        _check_rankable(totals)
     r = ranks(fps, totals)
     n_keys = len(fps) if n_keys is None else n_keys
     cap = layout.sample_max_entries(budget, float_totals)
@@ -68,6 +71,21 @@ def select(fps: np.ndarray, totals: np.ndarray, budget: int, partial: bool, floa
     cand = np.concatenate([r, np.asarray([t for t in extra_taus if not math.isinf(t)], dtype=np.float64)])
     tau = float(np.partition(cand, n)[n]) if n < n_keys else math.inf
     return Finished(fps[sel].copy(), totals[sel].copy(), tau, n_keys)
+
+
+#: the float totals whose square is a normal double (the rank ``u / w^2`` is exact and finite): ``2^-511 .. 2^511``
+RANKABLE = (math.ldexp(1.0, -511), math.ldexp(1.0, 511))
+
+
+def _check_rankable(totals: np.ndarray) -> None:
+    """Refuse float totals whose rank ``u / w^2`` would underflow or overflow (``docs/sample.md``)."""
+    w = np.abs(totals)
+    bad = (w < RANKABLE[0]) | (w >= RANKABLE[1])
+    if bad.any():
+        raise CounterOverflowError(
+            f"a JoinSample float total must lie within 2**-511 .. 2**511 in magnitude (about 1.5e-154 .. 6.7e153), "
+            f"got {float(totals[bad][0])!r}: its rank u / total^2 would leave the doubles; scale the weights by a "
+            "power of two 2**k and the join answer by 2**-2k (the sample is unchanged)")
 
 
 def _smallest(fps: np.ndarray, r: np.ndarray, k: int) -> np.ndarray:

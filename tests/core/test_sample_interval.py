@@ -129,3 +129,25 @@ def test_extreme_float_totals_give_finite_bounds_in_proportion(magnitude):
         out.append(np.array([r.value, r.low, r.high]) * 2.0 ** (ea + eb) / (m * m))
     assert np.all(np.isfinite(out[1]))
     np.testing.assert_allclose(out[1], out[0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("magnitude", [1e-150, 1e-30, 1e30, 1e150])
+def test_float_totals_at_the_ends_of_the_range_round_trip_with_finite_intervals(magnitude):
+    import skimsketch as ss
+
+    rng = np.random.default_rng(3)
+    keys = np.arange(400)
+    a = ss.JoinSample.for_bytes(1024, seed=5, dtype="float64").update(keys, weights=rng.random(400) * magnitude)
+    b = ss.JoinSample.for_bytes(1024, seed=5, dtype="float64").update(keys[100:], weights=rng.random(300) * magnitude)
+    e = ss.from_bytes(a.to_bytes()).join_size(ss.from_bytes(b.to_bytes()))
+    assert all(math.isfinite(x) for x in (e.value, e.low, e.high)) and e.low < e.value < e.high
+
+
+@pytest.mark.parametrize("total", [1e-160, 1e160])
+def test_float_totals_beyond_the_rankable_range_are_refused_and_nothing_is_lost(total):
+    import skimsketch as ss
+
+    s = ss.JoinSample.for_bytes(1024, dtype="float64").update([1, 2], weights=[1.0, total])
+    with pytest.raises(ss.CounterOverflowError, match=r"2\*\*-511 \.\. 2\*\*511.*got 1e"):
+        s.to_bytes()
+    assert s.update([2], weights=[-total]).join_size(s).value == 1.0  # the sample kept its totals
