@@ -9,7 +9,7 @@ import java.io.UncheckedIOException;
 
 /**
  * The partial buffer of skim_sample_agg as Spark shuffles it (TypedImperativeAggregate's serialize and
- * deserialize): the table's totals and key domain, then a building sample's exact totals (key, total) or a
+ * deserialize): the table's totals, key domain and sign flag, then a building sample's exact totals (key, total) or a
  * bounded selection's entries (key, total, rank). Not the core's format: the partial step's own bytes.
  */
 public final class SampleBuffer {
@@ -22,6 +22,7 @@ public final class SampleBuffer {
             out.writeLong(b.total);
             out.writeLong(b.nullW);
             out.writeByte(b.keyDomain);
+            out.writeBoolean(b.signFlag);
             if (b.map != null) {
                 out.writeLong(b.map.nonZero());
                 b.map.forEach((k, t) -> {
@@ -54,6 +55,7 @@ public final class SampleBuffer {
             b.total = in.readLong();
             b.nullW = in.readLong();
             b.keyDomain = in.readByte();
+            b.signFlag = in.readBoolean();
             long n = in.readLong();
             if (b.map != null) {
                 for (long i = 0; i < n; i++) {

@@ -355,8 +355,10 @@ public final class SampleChecks {
             complete.add(k, 1, 1L);
         }
         complete.add(null, 1, 1L);
+        complete.signFlag = false; // layout 1 has no sign flag: the converted sample's signs are unknown
         SampleState empty = SampleState.building(100 + 12 * 13, 42, false);
         empty.legacy = true;
+        empty.signFlag = false;
         return java.util.Arrays.equals(complete.toBytes(), converted.get("complete"))
                 && java.util.Arrays.equals(empty.toBytes(), converted.get("empty"));
     }

@@ -9,15 +9,11 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The core's join-sample estimates (skimsketch/sample/estimator.py, JoinSample.join_size,
- * self_join_size, frequency) on the JVM, over key fingerprints. With f, g the totals of the
- * fingerprints both samples kept and
- * p = min(1, tau_f f^2, tau_g g^2), J^ = sum f g / p is unbiased; the interval is
- * [J^ - z s, J^ + min(z s + A, z sqrt(s^2 + r^2 + r0^2))] with s^2 the Horvitz-Thompson variance plus
- * its largest term and A the smaller of min(M^, z r) + min(M0, z r0) and min(M^ + M0, z sqrt(r^2 + r0^2)):
- * M^ the missing mass of keys only one side kept (each at its partner estimate, SamplePartner), r^2
- * their variance bound sum f^2 / tau_g, M0 and r0^2 the mass and variance of keys neither kept at the
- * dropped means (skimsketch/sample/estimator.py). Both samples complete: exact.
+ * The core's join-sample estimates (skimsketch/sample/estimator.py, JoinSample.join_size, self_join_size,
+ * frequency) on the JVM, over key fingerprints. With f, g the totals of the fingerprints both samples kept
+ * and p = min(1, tau_f f^2, tau_g g^2), J^ = sum f g / p is unbiased; the interval ({@link SampleInterval},
+ * skimsketch/sample/interval.py) joins sure bounds from what both samples know with a Chernoff bound on the
+ * random rest, and the value is J^ clamped into the sure bounds. Both samples complete: exact.
  */
 public final class SampleEstimator {
     static final String METHOD = "sample";
@@ -74,124 +70,25 @@ public final class SampleEstimator {
         for (int j = 0; j < b.fps.length; j++) {
             inB.put(b.fps[j], j);
         }
-        double[] partnerA = nans(a.fps.length);
-        double[] partnerB = nans(b.fps.length);
-        double value = 0.0;
-        double var = 0.0;
-        double v0 = 0.0;
-        boolean exact = a.complete() && b.complete();
+        int[] ia = new int[Math.min(a.fps.length, b.fps.length)];
+        int[] ib = new int[ia.length];
+        int m = 0;
         for (int i = 0; i < a.fps.length; i++) {
             Integer j = inB.get(a.fps[i]);
-            if (j == null) {
-                continue;
-            }
-            double f = a.total(i);
-            double g = b.total(j);
-            partnerA[i] = Math.abs(g);
-            partnerB[j] = Math.abs(f);
-            if (exact) {
-                value += f * g;
-                continue;
-            }
-            double pf = a.complete() ? 1.0 : a.tau * f * f;
-            double pg = b.complete() ? 1.0 : b.tau * g * g;
-            double p = Math.min(1.0, Math.min(pf, pg));
-            double t = f * g / p;
-            value += t;
-            double v = t * t * (1.0 - p);
-            var += v;
-            if (p < 1) {
-                v0 = Math.max(v0, v);
+            if (j != null) {
+                ia[m] = i;
+                ib[m++] = j;
             }
         }
-        if (exact) {
+        if (a.complete() && b.complete()) { // both samples kept every key: exact
+            double value = 0.0;
+            for (int k = 0; k < m; k++) {
+                value += a.total(ia[k]) * b.total(ib[k]);
+            }
             return new Estimate(value, value, value, 1.0, METHOD);
         }
-        double da = droppedMean(sa, a);
-        double db = droppedMean(sb, b);
-        double[] ma = missing(a, partnerA, sb, b, db);
-        double[] mb = missing(b, partnerB, sa, a, da);
-        double z = z(conf);
-        double spread = z * Math.sqrt(var + v0);
-        double[] m0 = neither(a, b, da, db);
-        double missing = ma[0] + mb[0];
-        double missingVar = ma[1] + mb[1];
-        double allowance = Math.min(
-                Math.min(missing, z * Math.sqrt(missingVar)) + Math.min(m0[0], z * Math.sqrt(m0[1])),
-                Math.min(missing + m0[0], z * Math.sqrt(missingVar + m0[1])));
-        double upper = Math.min(spread + allowance, z * Math.sqrt(var + v0 + missingVar + m0[1]));
-        return new Estimate(value, value - spread, value + upper, conf, METHOD);
-    }
-
-    /** Mean |total| of the keys the sample dropped. */
-    private static double droppedMean(SampleState s, SampleState.Fin f) {
-        long rest = f.nKeys - f.fps.length;
-        if (rest <= 0) {
-            return 0.0;
-        }
-        double kept = 0.0;
-        for (int i = 0; i < f.fps.length; i++) {
-            kept += Math.abs(f.total(i));
-        }
-        return Math.max(0.0, Math.abs(s.totalWeight()) - kept) / rest;
-    }
-
-    /** {M0, r0^2} of the keys neither sample kept: n0 = the smaller dropped-key count, at the dropped means da, db. */
-    private static double[] neither(SampleState.Fin a, SampleState.Fin b, double da, double db) {
-        if (a.complete() || b.complete()) {
-            return new double[] {0.0, 0.0};
-        }
-        long n0 = Math.min(a.nKeys - a.fps.length, b.nKeys - b.fps.length);
-        if (n0 <= 0) {
-            return new double[] {0.0, 0.0};
-        }
-        return new double[] {n0 * da * db, n0 * Math.max(db * db / a.tau, da * da / b.tau)};
-    }
-
-    private static double[] nans(int n) {
-        double[] out = new double[n];
-        Arrays.fill(out, Double.NaN);
-        return out;
-    }
-
-    /**
-     * {M^, r^2}'s parts on the keys a kept and b did not: each |f| times its partner estimate (SamplePartner, from
-     * a's certain keys); {@code partner} holds |g| of a's entries b kept (NaN elsewhere); db is b's dropped mean.
-     */
-    private static double[] missing(SampleState.Fin a, double[] partner, SampleState sb, SampleState.Fin b,
-                                    double db) {
-        if (b.complete()) {
-            return new double[] {0.0, 0.0};
-        }
-        int n = a.fps.length;
-        double[] dec = new double[n];
-        double[] decPartner = new double[n];
-        double[] query = new double[n];
-        double[] weight = new double[n];
-        int nDec = 0;
-        int nOnly = 0;
-        double squares = 0.0;
-        for (int i = 0; i < n; i++) {
-            double u = SampleRank.unit(a.fps[i]);
-            double bound = Math.sqrt(u / b.tau);
-            double f = a.total(i);
-            if (a.complete() || a.tau * f * f >= 1.0) {  // a keeps it whatever its u: a decider
-                dec[nDec] = bound;
-                decPartner[nDec++] = partner[i];
-            }
-            if (Double.isNaN(partner[i]) && (sb.isFloat || u >= b.tau)) {  // integer g with u < tau_b: g = 0
-                query[nOnly] = bound;
-                weight[nOnly++] = Math.abs(f);
-                squares += f * f;
-            }
-        }
-        double[] means = SamplePartner.means(Arrays.copyOf(dec, nDec), Arrays.copyOf(decPartner, nDec),
-                Arrays.copyOf(query, nOnly), db);
-        double sum = 0.0;
-        for (int q = 0; q < nOnly; q++) {
-            sum += weight[q] * means[q];
-        }
-        return new double[] {sum, squares / b.tau};
+        return SampleInterval.estimate(new SampleInterval.Side(sa, a), new SampleInterval.Side(sb, b),
+                Arrays.copyOf(ia, m), Arrays.copyOf(ib, m), conf, METHOD);
     }
 
     /** f(key): exact for a kept fingerprint fp(key); a dropped one 0 within +- sqrt(u(fp) / tau); both confidence 1. */

@@ -30,6 +30,8 @@ public final class SampleFormat {
     /** Extension flags (layout 2): a partition piece; a legacy sample (fingerprints h >>> 12). */
     static final int PARTIAL = 1;
     static final int LEGACY = 2;
+    /** Header flag bit 4, the sign flag: no weight of a non-null key was negative. */
+    static final int SIGN = 16;
 
     private SampleFormat() {}
 
@@ -91,7 +93,8 @@ public final class SampleFormat {
         int ext = EXT_HEAD + nb + 5 + section.length + tbytes;
         ByteBuffer b = ByteBuffer.allocate(HEADER + ext + 4).order(ByteOrder.LITTLE_ENDIAN);
         boolean empty = f.nKeys == 0 && s.nullW == 0 && (!s.isFloat || s.nullWeight() == 0.0);
-        b.putInt(MAGIC).putShort((short) 4).put((byte) 5).put((byte) ((empty ? 1 : 0) | (s.isFloat ? 4 : 0)));
+        b.putInt(MAGIC).putShort((short) 4).put((byte) 5).put((byte) ((empty ? 1 : 0) | (s.isFloat ? 4 : 0)
+                | (s.signFlag ? SIGN : 0)));
         b.putInt(s.nbytes).putInt(1).putLong(s.seed).putLong(0L);
         b.put((byte) (s.isFloat ? 2 : 1)).put((byte) (f.nKeys > 0 ? s.keyDomain : 0)).putShort((short) 0)
                 .putDouble(0.0);
@@ -148,7 +151,7 @@ public final class SampleFormat {
         int version = b.getShort(4) & 0xFFFF;
         if (version != 4) {
             throw bad(version >= 1 && version <= 4 ? "a join sample is format version 4 with depth 1, and no "
-                    + "domain, kind parameter, exact-mode or sign flag" : "unknown format version " + version
+                    + "domain, kind parameter or exact-mode flag" : "unknown format version " + version
                     + " (this library reads versions (1, 2, 3, 4))");
         }
         int flags = blob[7] & 0xFF;
@@ -197,13 +200,16 @@ public final class SampleFormat {
                 && Double.isFinite(Double.longBitsToDouble(nullW)))) {
             throw bad("total or null weight is not finite");
         }
+        if ((flags & SIGN) != 0 && !isFloat && total < 0) { // (float sums may round: not checked)
+            throw bad("the sign flag says every weight was >= 0, but the total weight is negative");
+        }
         if (negativeZero(param) || isFloat && (negativeZero(Double.longBitsToDouble(total))
                 || negativeZero(Double.longBitsToDouble(nullW)))) {
             throw bad("a join sample writes 0.0, never -0.0, in its kind parameter and weights");
         }
-        if (depth != 1 || domain != 0 || param != 0.0 || (flags & (8 | 16)) != 0) {
-            throw bad("a join sample is format version 4 with depth 1, and no domain, kind parameter, exact-mode or "
-                    + "sign flag");
+        if (depth != 1 || domain != 0 || param != 0.0 || (flags & 8) != 0) {
+            throw bad("a join sample is format version 4 with depth 1, and no domain, kind parameter or exact-mode "
+                    + "flag");
         }
         // the extension head (decode_sample)
         if (e < EXT_HEAD) {
@@ -242,6 +248,7 @@ public final class SampleFormat {
         h.n = n;
         h.parts = (int) parts;
         h.legacy = lv == 1 || xflags == LEGACY;
+        h.sign = (flags & SIGN) != 0;
         return lv == 1 ? SampleLayout1.decode(blob, b, h, ctype, width, e) : decodeV2(blob, b, h, ctype, width, e);
     }
 
@@ -258,6 +265,7 @@ public final class SampleFormat {
         long n;
         int parts;
         boolean legacy;
+        boolean sign;
     }
 
     /** The rules both layouts share: tau against the counts, totals, the empty flag, the key domain. */
@@ -292,6 +300,13 @@ public final class SampleFormat {
                 throw bad("a sample that kept every key has totals that do not sum to the total weight");
             }
         }
+        if (h.sign) {
+            for (long t : totals) {
+                if (h.isFloat ? Double.longBitsToDouble(t) < 0 : t < 0) {
+                    throw bad("the sign flag says no weight was negative, but a sample total is negative");
+                }
+            }
+        }
     }
 
     private static BitSet cover(byte[] blob, int at, int nb, int parts) {
@@ -315,6 +330,7 @@ public final class SampleFormat {
         s.parts = h.parts;
         s.covered = covered;
         s.legacy = h.legacy;
+        s.signFlag = h.sign;
         return s;
     }
 

@@ -23,7 +23,7 @@ import java.util.BitSet;
  * layout 1: fingerprints h >>> 12) merges, unions and joins only legacy samples.
  */
 public final class SampleState implements Serializable {
-    private static final long serialVersionUID = 2L;
+    private static final long serialVersionUID = 3L;
     static final int KIND = 5;
     /** The bytes of a sample besides its sections: 64-byte header, CRC 4, extension head 32, r 1, L 4. */
     static final int OVERHEAD = SampleFormat.OVERHEAD;
@@ -41,6 +41,11 @@ public final class SampleState implements Serializable {
     long total;
     long nullW;
     int keyDomain; // 0 none, 1 integers, 2 strings/bytes
+    /**
+     * The sign flag (format header bit 4): no weight of a non-null key was negative. A negative weight clears it
+     * ({@link #negativeWeight} in the totals form), merges AND it, the bytes carry it.
+     */
+    boolean signFlag = true;
     /** Read from layout 1: fingerprints h >>> 12 (SampleRank), written with the extension's flag bit 1. */
     boolean legacy;
     SampleTotals map; // building, keyed by fingerprint
@@ -166,6 +171,9 @@ public final class SampleState implements Serializable {
             return;
         }
         domain(kd);
+        if (w < 0) {
+            signFlag = false;
+        }
         total = addExact(total, w);
         map.add(fp(key), w);
         fin = null;
@@ -178,6 +186,9 @@ public final class SampleState implements Serializable {
             return;
         }
         domain(kd);
+        if (w < 0) {
+            signFlag = false;
+        }
         total = Double.doubleToRawLongBits(finite(Double.longBitsToDouble(total) + w));
         map.add(fp(key), Double.doubleToRawLongBits(w));
         fin = null;
@@ -195,6 +206,11 @@ public final class SampleState implements Serializable {
         sel.nKeys++;
         sel.offer(fp, t, SampleRank.rank(fp, isFloat ? Double.longBitsToDouble(t) : (double) t));
         fin = null;
+    }
+
+    /** A non-null key had a negative weight (the totals form: the minimum weight of its rows was negative). */
+    public void negativeWeight() {
+        signFlag = false;
     }
 
     /** A null key's total (the null weight). */
@@ -261,6 +277,26 @@ public final class SampleState implements Serializable {
 
     boolean isEmpty() {
         return nKeys() == 0 && nullW == 0;
+    }
+
+    /**
+     * Every key's total is known to be >= 0 (JoinSample.nonnegative): the sign flag, or the sample kept every key
+     * and none is negative.
+     */
+    boolean nonnegative() {
+        if (signFlag) {
+            return true;
+        }
+        Fin f = sample();
+        if (!f.complete()) {
+            return false;
+        }
+        for (int i = 0; i < f.fps.length; i++) {
+            if (f.total(i) < 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     public double totalWeight() {
@@ -362,6 +398,7 @@ public final class SampleState implements Serializable {
             }
         }
         int kd = nKeys() > 0 ? keyDomain : o.keyDomain;
+        boolean flag = signFlag && o.signFlag;
         if (sel != null && o.sel != null) {
             sel.absorb(o.sel); // two streams of disjoint keys (the rewritten aggregate's partial buffers)
         } else {
@@ -395,6 +432,7 @@ public final class SampleState implements Serializable {
                 total = t2;
                 nullW = n2;
                 keyDomain = kd;
+                signFlag = flag;
                 return this;
             }
             parts = newParts;
@@ -404,6 +442,7 @@ public final class SampleState implements Serializable {
         total = t2;
         nullW = n2;
         keyDomain = kd;
+        signFlag = flag;
         return this;
     }
 

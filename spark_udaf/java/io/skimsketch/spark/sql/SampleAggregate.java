@@ -62,11 +62,28 @@ public final class SampleAggregate extends TypedImperativeAggregate<SampleState>
         this.children = children;
         this.mutableAggBufferOffset = mutableAggBufferOffset;
         this.inputAggBufferOffset = inputAggBufferOffset;
-        this.totalsOrdinals = totals && children.length() == 2 && children.apply(0) instanceof BoundReference
-                && children.apply(1) instanceof BoundReference && children.apply(0).dataType() instanceof LongType
-                && children.apply(1).dataType().equals(isFloat ? DataTypes.DoubleType : DataTypes.LongType) ? new int[] {
-                    ((BoundReference) children.apply(0)).ordinal(), ((BoundReference) children.apply(1)).ordinal()}
-                : null;
+        this.totalsOrdinals = totals ? ordinals(children, isFloat) : null;
+    }
+
+    /**
+     * The bound columns of the totals form, (bigint key, bigint or double total[, its type's minimum weight]),
+     * as {key, total, minimum or -1}; null when they are not all bound columns of those types.
+     */
+    private static int[] ordinals(Seq<Expression> children, boolean isFloat) {
+        int n = children.length();
+        DataType t = isFloat ? DataTypes.DoubleType : DataTypes.LongType;
+        if (n < 2 || n > 3 || !(children.apply(0).dataType() instanceof LongType)) {
+            return null;
+        }
+        int[] out = {-1, -1, -1};
+        for (int i = 0; i < n; i++) {
+            Expression c = children.apply(i);
+            if (!(c instanceof BoundReference) || (i > 0 && !c.dataType().equals(t))) {
+                return null;
+            }
+            out[i] = ((BoundReference) c).ordinal();
+        }
+        return out;
     }
 
     boolean isTotals() {
@@ -85,10 +102,14 @@ public final class SampleAggregate extends TypedImperativeAggregate<SampleState>
         return children.length() > 1 ? children.apply(1) : null;
     }
 
-    /** The totals form over (key, total) columns: what SampleRule puts above the GROUP BY of the key. */
-    SampleAggregate overTotals(Expression key, Expression total) {
+    /**
+     * The totals form over (key, total[, minimum weight]) columns: what SampleRule puts above the GROUP BY of the
+     * key (the minimum, null for a count, clears the sign flag when negative: a negative weight of a non-null key).
+     */
+    SampleAggregate overTotals(Expression key, Expression total, Expression minimum) {
         return new SampleAggregate(name, capacity, seed, isFloat, bytesKeys, true,
-                SampleSql.seq(java.util.List.of(key, total)), 0, 0);
+                SampleSql.seq(minimum == null ? java.util.List.of(key, total) : java.util.List.of(key, total, minimum)),
+                0, 0);
     }
 
     @Override
@@ -124,11 +145,16 @@ public final class SampleAggregate extends TypedImperativeAggregate<SampleState>
 
     @Override
     public SampleState update(SampleState b, InternalRow row) {
-        if (totalsOrdinals != null) { // (canonical bigint key, bigint or double total): no boxing
+        if (totalsOrdinals != null) { // (canonical bigint key, bigint or double total[, minimum]): no boxing
             int to = totalsOrdinals[1];
+            int ko = totalsOrdinals[0];
+            int mo = totalsOrdinals[2];
+            if (mo >= 0 && !row.isNullAt(mo) && !row.isNullAt(ko)
+                    && (isFloat ? row.getDouble(mo) < 0 : row.getLong(mo) < 0)) {
+                b.negativeWeight();
+            }
             if (!row.isNullAt(to)) {
                 long t = isFloat ? finiteBits(row.getDouble(to)) : row.getLong(to);
-                int ko = totalsOrdinals[0];
                 if (row.isNullAt(ko)) {
                     b.offerNull(t);
                 } else {
@@ -138,6 +164,12 @@ public final class SampleAggregate extends TypedImperativeAggregate<SampleState>
             return b;
         }
         Long k = canonical(key().eval(row));
+        if (totals && children.length() > 2 && k != null) {
+            Object low = children.apply(2).eval(row);
+            if (low != null && ((Number) low).doubleValue() < 0) {
+                b.negativeWeight();
+            }
+        }
         Expression we = weight();
         Object w = we == null ? Long.valueOf(1L) : we.eval(row);
         if (w == null) {

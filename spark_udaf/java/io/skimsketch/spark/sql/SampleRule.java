@@ -100,16 +100,23 @@ public final class SampleRule extends Rule<LogicalPlan> {
                 SampleSql.seq(List.<AbstractDataType>of(arg.dataType())), true, true, true, Option.empty());
     }
 
-    /** The per-key total of the sample's weight: COUNT(1), or an exact SUM. */
-    private static AggregateFunction total(SampleAggregate sa) {
+    /** The sample's weight as its totals add it (bigint or double, NaN as NULL), or null (a count). */
+    private static Expression weight(SampleAggregate sa) {
         Expression w = sa.weight();
         if (w == null) {
-            return new Count(SampleSql.seq(List.of(Literal.create(1L, DataTypes.LongType))));
+            return null;
         }
         if (sa.isFloatTotals()) {
-            w = invoke("doubleWeight", DataTypes.DoubleType, w);
-        } else if (w.dataType() instanceof DecimalType) {
-            w = invoke("decimalWeight", DataTypes.LongType, w);
+            return invoke("doubleWeight", DataTypes.DoubleType, w);
+        }
+        return w.dataType() instanceof DecimalType ? invoke("decimalWeight", DataTypes.LongType, w) : w;
+    }
+
+    /** The per-key total of the sample's weight: COUNT(1), or an exact SUM. */
+    private static AggregateFunction total(SampleAggregate sa) {
+        Expression w = weight(sa);
+        if (w == null) {
+            return new Count(SampleSql.seq(List.of(Literal.create(1L, DataTypes.LongType))));
         }
         return new Sum(w, NumericEvalContext$.MODULE$.apply(EvalMode$.MODULE$.ANSI(), false));
     }
@@ -206,7 +213,13 @@ public final class SampleRule extends Rule<LogicalPlan> {
             SampleAggregate sa = (SampleAggregate) ae.aggregateFunction();
             Alias t = alias(complete(total(sa), null), "_skim_total" + swap.size());
             innerOut.add(t);
-            swap.put(ae, complete(sa.overTotals(k.toAttribute(), t.toAttribute()), ae));
+            Expression w = weight(sa); // the per-key minimum weight: a negative one clears the sign flag
+            Alias low = w == null ? null : alias(complete(new Min(w), null), "_skim_min" + swap.size());
+            if (low != null) {
+                innerOut.add(low);
+            }
+            swap.put(ae, complete(sa.overTotals(k.toAttribute(), t.toAttribute(), low == null ? null
+                    : low.toAttribute()), ae));
         }
         Aggregate inner = new Aggregate(SampleSql.seq(innerGroup), SampleSql.seq(innerOut), agg.child(),
                 Option.empty());
