@@ -20,6 +20,7 @@ pytestmark = pytest.mark.spark
 
 GOLDEN = Path(__file__).parents[1] / "core" / "sample" / "golden" / "compact_estimates.tsv"  # layout 2
 JAR_COPY = native.SOURCES / "io" / "skimsketch" / "spark" / "selftest" / "golden-sample-estimates.tsv"
+JAR_PREFLAG = JAR_COPY.parent / "golden-sample-preflag.tsv"
 
 
 def _rows(seed=5, n=3000):
@@ -193,6 +194,14 @@ def test_the_jar_carries_the_core_s_golden_sample_vectors():
     assert JAR_COPY.read_bytes() == GOLDEN.read_bytes(), "copy tests/core/sample/golden/estimates.tsv into the jar"
 
 
+def test_the_jar_carries_the_pre_flag_samples():
+    """golden-sample-preflag.tsv: the frozen preflag_<name>.bin blobs (SampleSelfTest reads them back)."""
+    lines = [ln.split("\t") for ln in JAR_PREFLAG.read_text().splitlines() if ln.startswith("sample\t")]
+    files = sorted(GOLDEN.parent.glob("preflag_*.bin"))
+    assert len(files) >= 12 and {n: bytes.fromhex(h) for _, n, h in lines} == {
+        p.stem.removeprefix("preflag_"): p.read_bytes() for p in files}
+
+
 @pytest.mark.skipif(not native.available(), reason="no JDK: the jar cannot be built here")
 def test_the_jar_self_test_checks_every_golden_sample_vector():
     """Besides the vectors: every golden blob read and written back, three rebuilt from rows, and 3,000 altered
@@ -245,3 +254,37 @@ def test_string_keys_shuffle_as_their_fingerprint(sspark):
     """SampleRule groups string and binary keys by their 64-bit canonical key, not the string."""
     plan = _plan(sspark, "SELECT skim_sample_agg(ks, 1024) FROM sample_rows")
     assert "_skim_key" in plan and "fingerprint" in plan, plan
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float64"])
+def test_the_sign_flag_follows_the_core_row_rule_in_both_plans(sspark, dtype):
+    """Header bit 4 (no weight of a non-null key was negative): a delete that leaves every key's total positive
+    clears it, a negative weight of a NULL key does not; both plans give the core's bytes; unions AND it; the
+    interval of a signed pair is the core's."""
+    cast = "DOUBLE" if dtype == "float64" else "BIGINT"
+    rows = {"flagged": [(k % 400, 3) for k in range(1200)] + [(None, -7)],
+            "deleted": [(k % 400, 3) for k in range(1200)] + [(5, -1), (None, -7)]}
+    got = {}
+    for name, data in rows.items():
+        sspark.createDataFrame(data, "k bigint, w bigint").repartition(3).createOrReplaceTempView("sign_rows")
+        q = f"SELECT skim_sample_agg(k, CAST(w AS {cast}), 400){{extra}} FROM sign_rows"
+        assert "_skim_key" in _plan(sspark, q.format(extra=""))
+        want = ss.JoinSample.for_bytes(400, dtype=dtype).update([r[0] for r in data], weights=[r[1] for r in data])
+        assert want.tau < float("inf") and want.nonnegative == (name == "flagged")
+        for extra in ("", ", avg(k)"):
+            blob = bytes(sspark.sql(q.format(extra=extra)).collect()[0][0])
+            assert blob == want.to_bytes() and bool(blob[7] & 16) == (name == "flagged"), (name, extra)
+        got[name] = want
+    a, b = got["deleted"], got["flagged"]
+    r = sspark.sql(f"SELECT skim_join_size_bounds(X'{a.to_bytes().hex()}', X'{b.to_bytes().hex()}', 0.9) AS j"
+                   ).collect()[0].j
+    want = a.join_size(b, 0.9)
+    assert [r.value, r.low, r.high] == pytest.approx([want.value, want.low, want.high], rel=1e-9)
+    keys = list(range(3000))
+    part = ss.JoinSample.partition_of(keys, 2, seed=1)
+    pieces = [ss.JoinSample.for_bytes(1024, 1, dtype=dtype, partition=(i, 2)).update(
+        [k for k, p in zip(keys, part) if p == i], weights=[(-1 if i and k % 7 == 0 else 2) for k, p in zip(keys, part)
+                                                            if p == i]) for i in range(2)]
+    df = sspark.createDataFrame([(s.to_bytes(),) for s in pieces], "s binary").repartition(2)
+    union = bytes(df.selectExpr("skim_union_agg(s) AS u").collect()[0].u)
+    assert union == (pieces[0] + pieces[1]).to_bytes() and not union[7] & 16 and pieces[0].to_bytes()[7] & 16

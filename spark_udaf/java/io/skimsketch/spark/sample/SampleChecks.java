@@ -323,6 +323,30 @@ public final class SampleChecks {
         }
     }
 
+    /**
+     * Layout-2 samples written before the sign flag ({@code old}: golden-sample-preflag.tsv, the frozen
+     * tests/core/sample/golden/preflag_*.bin) read and write back byte for byte, know their signs only when they kept
+     * every key, and are the current golden samples ({@code now}) with the flag cleared.
+     */
+    public static void preflag(Map<String, byte[]> old, Map<String, byte[]> now) {
+        check(old.size() >= 12 && now.keySet().containsAll(old.keySet()), "the pre-flag samples and their successors");
+        for (Map.Entry<String, byte[]> e : old.entrySet()) {
+            byte[] b = e.getValue();
+            SampleState s = SampleFormat.decode(b);
+            SampleState.Fin f = s.sample();
+            boolean signs = f.complete();
+            for (int i = 0; i < f.fps.length; i++) {
+                signs &= f.total(i) >= 0;
+            }
+            check((b[7] & SampleFormat.SIGN) == 0 && java.util.Arrays.equals(s.toBytes(), b)
+                    && s.nonnegative() == signs, "pre-flag sample " + e.getKey() + ": bytes -> state -> bytes, signs");
+            SampleState cleared = SampleFormat.decode(now.get(e.getKey()));
+            cleared.signFlag = false;
+            check(java.util.Arrays.equals(cleared.toBytes(), b), "pre-flag sample " + e.getKey()
+                    + " is the current one without the sign flag");
+        }
+    }
+
     /** Some layout-2 golden samples rebuilt from their rows (tests/core/sample_golden.py's builders). */
     public static boolean rebuiltCompact(Map<String, byte[]> blobs) {
         SampleState complete = SampleState.building(512, 41, false);

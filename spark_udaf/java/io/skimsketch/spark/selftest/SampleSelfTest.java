@@ -23,7 +23,8 @@ import java.util.Map;
  * the same answers before and after their layout-2 re-serialisation; every estimate is the core's within
  * 1e-9 relative (errors: the same class and message). Then the sample's own checks ({@link SampleChecks}: the
  * layout-2 codec, the fingerprints, legacy samples, altered bytes, the bounded buffers and exact merges
- * of partition pieces). Run from SelfTest.
+ * of partition pieces) and the pre-flag samples (golden-sample-preflag.tsv, {@link SampleChecks#preflag}). Run from
+ * SelfTest.
  */
 final class SampleSelfTest {
     private SampleSelfTest() {}
@@ -42,8 +43,26 @@ final class SampleSelfTest {
     static int golden() throws Exception {
         int n = vectors("golden-sample-estimates.tsv", true);
         check(vectors("golden-sample-layout1-estimates.tsv", true) >= 50, "the layout-1 vectors");
+        SampleChecks.preflag(samples("golden-sample-preflag.tsv"), samples("golden-sample-estimates.tsv"));
         SampleChecks.run();
         return n;
+    }
+
+    /** The "sample name hex" lines of a TSV in the jar. */
+    private static Map<String, byte[]> samples(String resource) throws Exception {
+        InputStream in = SampleSelfTest.class.getResourceAsStream(resource);
+        check(in != null, resource + " is in the jar");
+        Map<String, byte[]> out = new HashMap<>();
+        try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = r.readLine()) != null) {
+                String[] f = line.split("\t", -1);
+                if (f[0].equals("sample")) {
+                    out.put(f[1], SelfTest.hex(f[2]));
+                }
+            }
+        }
+        return out;
     }
 
     private static boolean same(String want, String got) {
