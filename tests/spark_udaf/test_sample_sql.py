@@ -288,3 +288,16 @@ def test_the_sign_flag_follows_the_core_row_rule_in_both_plans(sspark, dtype):
     df = sspark.createDataFrame([(s.to_bytes(),) for s in pieces], "s binary").repartition(2)
     union = bytes(df.selectExpr("skim_union_agg(s) AS u").collect()[0].u)
     assert union == (pieces[0] + pieces[1]).to_bytes() and not union[7] & 16 and pieces[0].to_bytes()[7] & 16
+
+
+@pytest.mark.parametrize("total", ["1e-160", "1e160"])
+def test_float_totals_beyond_the_rankable_range_are_the_core_error(sspark, total):
+    """skimsketch/sample/selection.py RANKABLE: a float total outside 2^-511 .. 2^511 would make its rank leave the
+    doubles; both plans refuse it with the core's CounterOverflowError message."""
+    want = "a JoinSample float total must lie within 2\\*\\*-511 .. 2\\*\\*511 in magnitude"
+    with pytest.raises(ss.CounterOverflowError, match=want):
+        ss.JoinSample.for_bytes(1024, dtype="float64").update([1, 2], weights=[1.0, float(total)]).to_bytes()
+    for extra in ("", ", avg(id)"):
+        with pytest.raises(Exception, match="CounterOverflowError: " + want):
+            sspark.sql(f"SELECT skim_sample_agg(id, IF(id = 1, CAST({total} AS DOUBLE), 1.0D), 1024){extra} "
+                       "FROM range(3)").collect()

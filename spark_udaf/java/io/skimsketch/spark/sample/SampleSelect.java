@@ -1,6 +1,7 @@
 package io.skimsketch.spark.sample;
 
 import io.skimsketch.spark.CounterOverflowError;
+import io.skimsketch.spark.common.Keys;
 import java.io.Serializable;
 import java.util.Arrays;
 
@@ -162,8 +163,25 @@ final class SampleSelect implements Serializable {
         }
     }
 
+    /**
+     * A float total outside 2^-511 .. 2^511 in magnitude (its rank u / total^2 would leave the doubles) is the
+     * core's CounterOverflowError (skimsketch/sample/selection.py, RANKABLE), raised when the sample is selected.
+     */
+    static void checkRankable(double t) {
+        double w = Math.abs(t);
+        if (w < 0x1p-511 || w >= 0x1p511) {
+            throw new CounterOverflowError("a JoinSample float total must lie within 2**-511 .. 2**511 in magnitude "
+                    + "(about 1.5e-154 .. 6.7e153), got " + Keys.pyRepr(t) + ": its rank u / total^2 would leave the "
+                    + "doubles; scale the weights by a power of two 2**k and the join answer by 2**-2k (the sample is "
+                    + "unchanged)");
+        }
+    }
+
     /** Offers one fingerprint with its non-zero total (counted in nKeys by the caller). */
     void offer(long fp, long total, double rank) {
+        if (isFloat) {
+            checkRankable(Double.longBitsToDouble(total));
+        }
         if (maybeHeld(fp) && held[slot(fp)] != 0) {
             combine(fp, total);
             return;
