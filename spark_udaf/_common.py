@@ -21,6 +21,7 @@ __all__ = [
     "check_key_field",
     "check_weight_field",
     "check_weight_fits",
+    "collation_error",
     "field_of",
     "key_family",
     "keys_join",
@@ -77,8 +78,21 @@ def _check_field(df, column: str, role: str, allowed, hint: str = ""):
     return f
 
 
+def collation_error(fn: str, type_name: str, collation: str) -> str:
+    """The message refusing a STRING key in a non-binary collation (the jar's ``Args.requireBinaryCollation``)."""
+    return (f"{fn}: key has type {type_name}: keys equal under collation {collation} ('Alice' and 'alice' under "
+            "UTF8_LCASE) may differ in bytes, and the summaries hash a key's bytes, so they would count as different "
+            "keys; normalise the keys first, e.g. lower(key) COLLATE UTF8_BINARY for a case-insensitive collation "
+            "(or key COLLATE UTF8_BINARY to count each spelling as its own key)")
+
+
 def check_key_field(df, column: str):
-    """The key column's ``StructField``; rejects types the sketches cannot hash."""
+    """The key column's ``StructField``; rejects types the sketches cannot hash, and strings in a collation other
+    than UTF8_BINARY (equal keys of different bytes: :func:`collation_error`)."""
+    f = field_of(df, column)
+    collation = getattr(f.dataType, "collation", "UTF8_BINARY")
+    if _type_name(f.dataType).startswith("string") and collation != "UTF8_BINARY":
+        raise ss.KeyTypeError(collation_error(f"key column {column!r}", _type_name(f.dataType), collation))
     return _check_field(df, column, "key", KEY_TYPE_NAMES, f" (cast it, e.g. CAST({column} AS BIGINT))")
 
 

@@ -141,7 +141,8 @@ def test_native_only_functions_are_named_after_the_function(session):
         pytest.skip("the jar's functions")
     assert _name(spark, "SELECT skim_sample_agg(k) FROM cn_rows") == "skim_sample_agg(k)"
     # Spark names these two: its aggregator wrapper (skim_union_agg), the sample's key and weight (docs/spark.md)
-    assert _name(spark, "SELECT skim_sample_agg(k, g, nbytes => 4096) FROM cn_rows") == "skim_sample_agg(k, g)"
+    assert _name(spark, "SELECT skim_sample_agg(k, g, nbytes => 4096) FROM cn_rows") == \
+        "skim_sample_agg(k, g, nbytes => 4096)"  # non-default parameters are in the name (issue 33 item 8)
     assert _name(spark, "SELECT skim_union_agg(sketch => s) FROM cn") == "skim_union_agg(s)"
     template = ss.SkimmedSketch.for_bytes(4096).to_bytes()
     shown = f"X'{template[:8].hex().upper()}...'({len(template)} bytes)"

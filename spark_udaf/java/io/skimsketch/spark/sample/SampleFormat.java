@@ -379,6 +379,14 @@ public final class SampleFormat {
             throw bad("sample of " + n + " entries in a " + len + "-byte fingerprint section");
         }
         int at = x + EXT_HEAD + nb + 5;
+        long tbytes = rest - len; // every size check before the allocations it guards: n is bounded by the bytes
+        if (h.isFloat && tbytes != 8 * n) {
+            throw bad("sample totals section of " + tbytes + " bytes, " + n + " float totals need " + 8 * n);
+        }
+        if (!h.isFloat && (tbytes < n || tbytes > 10 * n)) {
+            throw bad("sample totals section of " + tbytes + " bytes does not hold exactly " + n
+                    + " varints (1 to 10 bytes each)");
+        }
         long[] fps = SampleCodec.riceDecode(blob, at, (int) len, (int) n, r);
         if (SampleCodec.riceParameter(fps, (int) n) != r) {
             throw bad("sample Rice parameter " + r + " is not the best one for its fingerprints");

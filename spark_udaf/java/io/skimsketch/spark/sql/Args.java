@@ -174,10 +174,28 @@ final class Args {
     }
 
 
+    /**
+     * Refuses a STRING key in a collation other than UTF8_BINARY (UTF8_LCASE, UNICODE, UNICODE_CI, ..., the
+     * RTRIM ones): keys it calls equal may differ in bytes, and the summaries hash a key's bytes, so 'Alice'
+     * and 'alice' would count as two keys where Spark's join under that collation matches them. The message
+     * is the core's (spark_udaf._common.collation_error).
+     */
+    static void requireBinaryCollation(String fn, DataType kt) {
+        if (kt instanceof StringType && !((StringType) kt).isUTF8BinaryCollation()) {
+            String c = ((StringType) kt).collationName();
+            throw error(fn + ": key has type " + kt.simpleString() + ": keys equal under collation " + c
+                    + " ('Alice' and 'alice' under UTF8_LCASE) may differ in bytes, and the summaries hash a key's "
+                    + "bytes, so they would count as different keys; normalise the keys first, e.g. "
+                    + "lower(key) COLLATE UTF8_BINARY for a case-insensitive collation (or key COLLATE UTF8_BINARY "
+                    + "to count each spelling as its own key)");
+        }
+    }
+
     /** The type a builder reads a key column as: BINARY for strings and binary (hashed through fingerprint64),
      * BIGINT for integers, and FLOAT/DOUBLE as they are (integral values below 2^24/2^53, checked per row by
      * Keys.floatKey/doubleKey); another type is refused naming the supported ones. */
     static DataType keyAs(String fn, DataType kt) {
+        requireBinaryCollation(fn, kt);
         if (kt instanceof StringType || kt instanceof BinaryType) {
             return DataTypes.BinaryType;
         }

@@ -5,6 +5,8 @@ import io.skimsketch.spark.common.Hashing;
 import io.skimsketch.spark.common.Keys;
 import io.skimsketch.spark.sample.SampleBuffer;
 import io.skimsketch.spark.sample.SampleState;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.BoundReference;
@@ -17,6 +19,7 @@ import org.apache.spark.sql.types.Decimal;
 import org.apache.spark.sql.types.LongType;
 import scala.collection.immutable.IndexedSeq;
 import scala.collection.immutable.Seq;
+import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * skim_sample_agg: the JoinSample.for_bytes(nbytes, seed) of a key column (optionally weighted), as the
@@ -262,6 +265,23 @@ public final class SampleAggregate extends TypedImperativeAggregate<SampleState>
     @Override
     public String prettyName() {
         return name;
+    }
+
+    /** The column name of an unaliased call: the arguments, then nbytes and seed where they are not the defaults
+     * (two samples of one key with other parameters get other names, as skim_sketch_agg's calls do). */
+    @Override
+    public String sql(boolean isDistinct) {
+        List<String> args = new ArrayList<>();
+        for (Expression e : CollectionConverters.asJava(children)) {
+            args.add(e.sql());
+        }
+        if (capacity != io.skimsketch.spark.SkimFunctions.DEFAULT_NBYTES) {
+            args.add("nbytes => " + capacity);
+        }
+        if (seed != io.skimsketch.spark.SkimFunctions.DEFAULT_SEED) {
+            args.add("seed => " + Long.toUnsignedString(seed));
+        }
+        return name + "(" + (isDistinct ? "DISTINCT " : "") + String.join(", ", args) + ")";
     }
 
     @Override

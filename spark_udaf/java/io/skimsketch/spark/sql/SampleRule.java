@@ -5,10 +5,14 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.spark.sql.catalyst.expressions.Alias;
+import org.apache.spark.sql.catalyst.expressions.And;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.Cast;
 import org.apache.spark.sql.catalyst.expressions.Coalesce;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.GreaterThan;
+import org.apache.spark.sql.catalyst.expressions.If;
+import org.apache.spark.sql.catalyst.expressions.IsNull;
 import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression$;
@@ -118,7 +122,23 @@ public final class SampleRule extends Rule<LogicalPlan> {
         if (w == null) {
             return new Count(SampleSql.seq(List.of(Literal.create(1L, DataTypes.LongType))));
         }
-        return new Sum(w, NumericEvalContext$.MODULE$.apply(EvalMode$.MODULE$.ANSI(), false));
+        // integer totals: a TRY sum (NULL on overflow), checked by checked() against the count of weights, so an
+        // overflow is the core's CounterOverflowError with its remedy, not Spark's ANSI hint (which cannot help)
+        return new Sum(w, NumericEvalContext$.MODULE$.apply(sa.isFloatTotals() ? EvalMode$.MODULE$.ANSI()
+                : EvalMode$.MODULE$.TRY(), false));
+    }
+
+    /** The inner aggregate's total column: the SUM, checked (integer weights) to have overflowed nowhere. */
+    private static Expression checked(SampleAggregate sa, AggregateFunction total) {
+        Expression sum = complete(total, null);
+        if (sa.weight() == null || sa.isFloatTotals()) {
+            return sum;
+        }
+        Expression count = complete(new Count(SampleSql.seq(List.of(((Sum) total).child()))), null);
+        Expression overflow = new StaticInvoke(SampleWeights.class, DataTypes.LongType, "totalOverflow",
+                SampleSql.seq(List.of()), SampleSql.seq(List.of()), false, true, false, Option.empty());
+        return new If(new And(new IsNull(sum), new GreaterThan(count, Literal.create(0L, DataTypes.LongType))),
+                overflow, sum);
     }
 
     /** Aggregates that combine exactly from their per-(group, key) parts: COUNT, SUM, MIN, MAX. */
@@ -211,7 +231,7 @@ public final class SampleRule extends Rule<LogicalPlan> {
                 continue;
             }
             SampleAggregate sa = (SampleAggregate) ae.aggregateFunction();
-            Alias t = alias(complete(total(sa), null), "_skim_total" + swap.size());
+            Alias t = alias(checked(sa, total(sa)), "_skim_total" + swap.size());
             innerOut.add(t);
             Expression w = weight(sa); // the per-key minimum weight: a negative one clears the sign flag
             Alias low = w == null ? null : alias(complete(new Min(w), null), "_skim_min" + swap.size());

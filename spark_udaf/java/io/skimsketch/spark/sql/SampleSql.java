@@ -80,7 +80,14 @@ public final class SampleSql {
         try {
             budget = SampleState.budget(fn, nbytes);
         } catch (IllegalArgumentException e) {
-            throw Args.error(e.getMessage());
+            Expression given = c.get("nbytes");
+            String how = given instanceof org.apache.spark.sql.catalyst.expressions.Literal ? ""
+                    : " (the value of " + given.sql() + ")";
+            if (weight == null && !args.isEmpty() && args.get(0) == given) {
+                how += ": the constant right after the key is nbytes; a constant weight is passed by name, "
+                        + "e.g. " + fn + "(key, weight => " + given.sql() + ")";
+            }
+            throw Args.error(e.getMessage() + how);
         }
         List<Expression> children = new ArrayList<>();
         children.add(Args.castTo(key, keyAs));

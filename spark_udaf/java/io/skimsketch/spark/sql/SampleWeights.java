@@ -30,6 +30,14 @@ public final class SampleWeights {
         return Hashing.fingerprint64(key);
     }
 
+    /** A key's integer total (a TRY SUM) is NULL over some weights: it overflowed int64. The core's
+     * CounterOverflowError, naming the remedy (SampleRule.checked calls it only then). */
+    public static long totalOverflow() {
+        throw new io.skimsketch.spark.CounterOverflowError("skim_sample_agg: a key's total weight (the SUM of its "
+                + "weights) would overflow the sample's int64 totals: for larger sums use float totals, "
+                + "skim_sample_agg(key, CAST(weight AS DOUBLE))");
+    }
+
     /** An integral DECIMAL weight as an int64 (the core's message when it does not fit). */
     public static long decimalWeight(Decimal w) {
         return Keys.decimalWeight(w);

@@ -141,6 +141,7 @@ public final class ScalarCalls {
             m = kt instanceof FloatType ? "frequencyFloat" : "frequencyDouble"; // each type's integer limit
             k = key;
         } else if (kt instanceof StringType) {
+            Args.requireBinaryCollation(fn, kt);
             m = "frequencyString";
             k = key;
         } else if (kt instanceof BinaryType) {
