@@ -57,7 +57,7 @@ def test_sql_samples_over_raw_rows_equal_the_core_in_both_plans(sspark, key):
     query = (f"SELECT skim_sample_agg({key}, nbytes => 1024, seed => 3) AS c, skim_sample_agg({key}, wi, 1024, 3) "
              f"AS i, skim_sample_agg({key}, wd, 1024, 3) AS d{{extra}} FROM sample_rows")
     want = [_core(rows, key, w, lambda dt: ss.JoinSample.for_bytes(1024, 3, dtype=dt)) for w in (None, "wi", "wd")]
-    assert "_skim_key" in _plan(sspark, query.format(extra=""))  # SampleRule rewrote it
+    assert "_skim_key" in _plan(sspark, query.format(extra=""))  # SampleRule rewrote it (float weights: GROUP BY key)
     assert "_skim_key" not in _plan(sspark, query.format(extra=", avg(ki) AS n"))  # the raw aggregate
     for extra in ("", ", avg(ki) AS n"):
         got = sspark.sql(query.format(extra=extra)).collect()[0]
@@ -251,9 +251,12 @@ def test_a_layout1_sample_joins_only_layout1_samples_in_sql(sspark):
 
 
 def test_string_keys_shuffle_as_their_fingerprint(sspark):
-    """SampleRule groups string and binary keys by their 64-bit canonical key, not the string."""
-    plan = _plan(sspark, "SELECT skim_sample_agg(ks, 1024) FROM sample_rows")
+    """SampleRule groups string and binary keys by their 64-bit canonical key, not the string (Spark's GROUP BY
+    of the key), or by buckets of their sample fingerprints (the bucketed build)."""
+    plan = _plan(sspark, "SELECT length(ks) AS g, skim_sample_agg(ks, 1024) FROM sample_rows GROUP BY length(ks)")
     assert "_skim_key" in plan and "fingerprint" in plan, plan
+    plan = _plan(sspark, "SELECT skim_sample_agg(ks, 1024) FROM sample_rows")
+    assert "SampleFastKeys.bucket" in plan and "SampleFastKeys.fp(cast(ks" in plan, plan
 
 
 @pytest.mark.parametrize("dtype", ["int64", "float64"])
@@ -268,7 +271,8 @@ def test_the_sign_flag_follows_the_core_row_rule_in_both_plans(sspark, dtype):
     for name, data in rows.items():
         sspark.createDataFrame(data, "k bigint, w bigint").repartition(3).createOrReplaceTempView("sign_rows")
         q = f"SELECT skim_sample_agg(k, CAST(w AS {cast}), 400){{extra}} FROM sign_rows"
-        assert "_skim_key" in _plan(sspark, q.format(extra=""))
+        plan = _plan(sspark, q.format(extra=""))
+        assert ("SampleFastKeys.bucket" if dtype == "int64" else "_skim_key") in plan, plan
         want = ss.JoinSample.for_bytes(400, dtype=dtype).update([r[0] for r in data], weights=[r[1] for r in data])
         assert want.tau < float("inf") and want.nonnegative == (name == "flagged")
         for extra in ("", ", avg(k)"):

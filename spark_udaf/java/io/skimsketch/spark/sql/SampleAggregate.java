@@ -47,6 +47,8 @@ public final class SampleAggregate extends TypedImperativeAggregate<SampleState>
     private final boolean isFloat;
     private final boolean bytesKeys;
     private final boolean totals;
+    /** How the sample is built, shown in the plan: the raw form, or why the rule kept Spark's GROUP BY of the key. */
+    private final String path;
     private final Seq<Expression> children;
     private final int mutableAggBufferOffset;
     private final int inputAggBufferOffset;
@@ -54,7 +56,7 @@ public final class SampleAggregate extends TypedImperativeAggregate<SampleState>
     private final int[] totalsOrdinals;
 
     public SampleAggregate(String name, Integer capacity, Long seed, Boolean isFloat, Boolean bytesKeys,
-                           Boolean totals, Seq<Expression> children, Integer mutableAggBufferOffset,
+                           Boolean totals, String path, Seq<Expression> children, Integer mutableAggBufferOffset,
                            Integer inputAggBufferOffset) {
         this.name = name;
         this.capacity = capacity;
@@ -62,6 +64,7 @@ public final class SampleAggregate extends TypedImperativeAggregate<SampleState>
         this.isFloat = isFloat;
         this.bytesKeys = bytesKeys;
         this.totals = totals;
+        this.path = path;
         this.children = children;
         this.mutableAggBufferOffset = mutableAggBufferOffset;
         this.inputAggBufferOffset = inputAggBufferOffset;
@@ -97,6 +100,22 @@ public final class SampleAggregate extends TypedImperativeAggregate<SampleState>
         return isFloat;
     }
 
+    String name() {
+        return name;
+    }
+
+    int capacity() {
+        return capacity;
+    }
+
+    long seed() {
+        return seed;
+    }
+
+    boolean bytesKeys() {
+        return bytesKeys;
+    }
+
     Expression key() {
         return children.apply(0);
     }
@@ -106,11 +125,12 @@ public final class SampleAggregate extends TypedImperativeAggregate<SampleState>
     }
 
     /**
-     * The totals form over (key, total[, minimum weight]) columns: what SampleRule puts above the GROUP BY of the
-     * key (the minimum, null for a count, clears the sign flag when negative: a negative weight of a non-null key).
+     * The totals form over (key, total[, minimum weight]) columns: what SampleRule puts above Spark's GROUP BY of
+     * the key (the minimum, null for a count, clears the sign flag when negative: a negative weight of a non-null
+     * key), the plan saying why the bucketed build did not apply (why).
      */
-    SampleAggregate overTotals(Expression key, Expression total, Expression minimum) {
-        return new SampleAggregate(name, capacity, seed, isFloat, bytesKeys, true,
+    SampleAggregate overTotals(Expression key, Expression total, Expression minimum, String why) {
+        return new SampleAggregate(name, capacity, seed, isFloat, bytesKeys, true, "Spark GROUP BY key: " + why,
                 SampleSql.seq(minimum == null ? java.util.List.of(key, total) : java.util.List.of(key, total, minimum)),
                 0, 0);
     }
@@ -231,13 +251,13 @@ public final class SampleAggregate extends TypedImperativeAggregate<SampleState>
 
     @Override
     public ImperativeAggregate withNewMutableAggBufferOffset(int offset) {
-        return new SampleAggregate(name, capacity, seed, isFloat, bytesKeys, totals, children, offset,
+        return new SampleAggregate(name, capacity, seed, isFloat, bytesKeys, totals, path, children, offset,
                 inputAggBufferOffset);
     }
 
     @Override
     public ImperativeAggregate withNewInputAggBufferOffset(int offset) {
-        return new SampleAggregate(name, capacity, seed, isFloat, bytesKeys, totals, children, mutableAggBufferOffset,
+        return new SampleAggregate(name, capacity, seed, isFloat, bytesKeys, totals, path, children, mutableAggBufferOffset,
                 offset);
     }
 
@@ -248,7 +268,7 @@ public final class SampleAggregate extends TypedImperativeAggregate<SampleState>
 
     @Override
     public Expression withNewChildrenInternal(IndexedSeq<Expression> newChildren) {
-        return new SampleAggregate(name, capacity, seed, isFloat, bytesKeys, totals, newChildren,
+        return new SampleAggregate(name, capacity, seed, isFloat, bytesKeys, totals, path, newChildren,
                 mutableAggBufferOffset, inputAggBufferOffset);
     }
 
@@ -287,13 +307,13 @@ public final class SampleAggregate extends TypedImperativeAggregate<SampleState>
     @Override
     public String toString() {
         return name + "(" + children.mkString(", ") + ") as JoinSample(nbytes=" + capacity + ", seed="
-                + Long.toUnsignedString(seed) + (isFloat ? ", dtype='float64'" : "") + (totals ? ", over totals)" : ")");
+                + Long.toUnsignedString(seed) + (isFloat ? ", dtype='float64'" : "") + "; " + path + ")";
     }
 
     // -- Product (the constructor's arguments, which TreeNode.makeCopy relies on) ----------------
     @Override
     public int productArity() {
-        return 9;
+        return 10;
     }
 
     @Override
@@ -305,9 +325,10 @@ public final class SampleAggregate extends TypedImperativeAggregate<SampleState>
             case 3: return isFloat;
             case 4: return bytesKeys;
             case 5: return totals;
-            case 6: return children;
-            case 7: return mutableAggBufferOffset;
-            case 8: return inputAggBufferOffset;
+            case 6: return path;
+            case 7: return children;
+            case 8: return mutableAggBufferOffset;
+            case 9: return inputAggBufferOffset;
             default: throw new IndexOutOfBoundsException(Integer.toString(n));
         }
     }
@@ -324,13 +345,13 @@ public final class SampleAggregate extends TypedImperativeAggregate<SampleState>
         }
         SampleAggregate x = (SampleAggregate) o;
         return name.equals(x.name) && capacity == x.capacity && seed == x.seed && isFloat == x.isFloat
-                && bytesKeys == x.bytesKeys && totals == x.totals && children.equals(x.children)
+                && bytesKeys == x.bytesKeys && totals == x.totals && path.equals(x.path) && children.equals(x.children)
                 && mutableAggBufferOffset == x.mutableAggBufferOffset && inputAggBufferOffset == x.inputAggBufferOffset;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, capacity, seed, isFloat, bytesKeys, totals, children, mutableAggBufferOffset,
+        return Objects.hash(name, capacity, seed, isFloat, bytesKeys, totals, path, children, mutableAggBufferOffset,
                 inputAggBufferOffset);
     }
 }

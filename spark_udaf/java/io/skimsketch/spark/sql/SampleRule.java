@@ -40,7 +40,10 @@ import scala.runtime.AbstractFunction1;
 
 /**
  * The scale rule of skim_sample_agg (an optimizer rule: SkimExtensions injects it, native.register adds
- * it to the session's extra optimizations). An Aggregate whose aggregate functions are all
+ * it to the session's extra optimizations). An ungrouped Aggregate of integer-total samples over one key (one
+ * seed) takes the bucketed build ({@link SampleFastPlan}: per-task sorted runs of fingerprint totals, no generic
+ * hash aggregate). Otherwise (float weights, GROUP BY, different seeds, or the bucketed build switched off: the
+ * sample aggregate's plan string says which) an Aggregate whose aggregate functions are all
  * skim_sample_agg over one key becomes
  * <pre>
  *   Aggregate(G, [..., skim_sample_agg over totals(k, t), ...],
@@ -89,12 +92,12 @@ public final class SampleRule extends Rule<LogicalPlan> {
         return out;
     }
 
-    private static Alias alias(Expression e, String name) {
+    static Alias alias(Expression e, String name) {
         return new Alias(e, name, NamedExpression$.MODULE$.newExprId(), SampleSql.seq(List.of()), Option.empty(),
                 SampleSql.seq(List.of()));
     }
 
-    private static AggregateExpression complete(AggregateFunction f, AggregateExpression like) {
+    static AggregateExpression complete(AggregateFunction f, AggregateExpression like) {
         return new AggregateExpression(f, Complete$.MODULE$, false, Option.empty(),
                 like == null ? NamedExpression$.MODULE$.newExprId() : like.resultId());
     }
@@ -147,7 +150,7 @@ public final class SampleRule extends Rule<LogicalPlan> {
     }
 
     /** The outer aggregate of a decomposable one over its per-(group, key) parts, with its original type. */
-    private static Expression combined(AggregateExpression ae, Attribute part) {
+    static Expression combined(AggregateExpression ae, Attribute part) {
         AggregateFunction f = ae.aggregateFunction();
         if (f instanceof Min) {
             return complete(new Min(part), ae);
@@ -172,6 +175,7 @@ public final class SampleRule extends Rule<LogicalPlan> {
             return agg;
         }
         Expression key = null;
+        List<SampleAggregate> samples = new ArrayList<>();
         for (AggregateExpression ae : aes) {
             if (ae.isDistinct() || ae.filter().isDefined()) {
                 return agg;
@@ -186,6 +190,7 @@ public final class SampleRule extends Rule<LogicalPlan> {
             if (sa.isTotals()) {
                 return agg;
             }
+            samples.add(sa);
             if (key == null) {
                 key = sa.key();
             } else if (!key.semanticEquals(sa.key())) {
@@ -194,6 +199,10 @@ public final class SampleRule extends Rule<LogicalPlan> {
         }
         if (key == null || !key.deterministic()) {
             return agg;
+        }
+        String why = SampleFastPlan.whyNot(agg, samples);
+        if (why == null) {
+            return SampleFastPlan.rewrite(agg, aes, key);
         }
         List<Expression> groups = SampleSql.list(agg.groupingExpressions());
         List<Expression> innerGroup = new ArrayList<>();
@@ -239,28 +248,33 @@ public final class SampleRule extends Rule<LogicalPlan> {
                 innerOut.add(low);
             }
             swap.put(ae, complete(sa.overTotals(k.toAttribute(), t.toAttribute(), low == null ? null
-                    : low.toAttribute()), ae));
+                    : low.toAttribute(), why), ae));
         }
         Aggregate inner = new Aggregate(SampleSql.seq(innerGroup), SampleSql.seq(innerOut), agg.child(),
                 Option.empty());
         List<NamedExpression> outerOut = new ArrayList<>();
         for (NamedExpression ne : SampleSql.list(agg.aggregateExpressions())) {
-            outerOut.add((NamedExpression) ((Expression) ne).transformDown(PartialFunction$.MODULE$.fromFunction(
-                    new AbstractFunction1<Expression, Expression>() {
-                        @Override
-                        public Expression apply(Expression e) {
-                            if (e instanceof AggregateExpression && swap.containsKey(e)) {
-                                return swap.get(e);
-                            }
-                            for (Map.Entry<Expression, Attribute> r : replaced.entrySet()) {
-                                if (r.getKey().semanticEquals(e)) {
-                                    return r.getValue();
-                                }
-                            }
-                            return e;
-                        }
-                    })));
+            outerOut.add((NamedExpression) swapped((Expression) ne, swap, replaced));
         }
         return new Aggregate(SampleSql.seq(outerGroup), SampleSql.seq(outerOut), inner, agg.hint());
+    }
+
+    /** e with the swapped aggregates replaced, and the grouping expressions replaced by their attributes. */
+    static Expression swapped(Expression e, Map<AggregateExpression, Expression> swap,
+                              Map<Expression, Attribute> replaced) {
+        return e.transformDown(PartialFunction$.MODULE$.fromFunction(new AbstractFunction1<Expression, Expression>() {
+            @Override
+            public Expression apply(Expression x) {
+                if (x instanceof AggregateExpression && swap.containsKey(x)) {
+                    return swap.get(x);
+                }
+                for (Map.Entry<Expression, Attribute> r : replaced.entrySet()) {
+                    if (r.getKey().semanticEquals(x)) {
+                        return r.getValue();
+                    }
+                }
+                return x;
+            }
+        }));
     }
 }

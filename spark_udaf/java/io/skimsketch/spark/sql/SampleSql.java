@@ -24,6 +24,8 @@ import scala.jdk.javaapi.CollectionConverters;
  */
 public final class SampleSql {
     public static final String NAME = "skim_sample_agg";
+    /** The plan's note on a skim_sample_agg that SampleRule did not rewrite. */
+    static final String RAW_PATH = "raw rows: every key's exact total in the buffer";
     public static final String USAGE = "skim_sample_agg(key [, weight] [, nbytes [, seed]]) - the coordinated join "
             + "sample of key, JoinSample.for_bytes(nbytes, seed) (nbytes 16384 and seed 0 by default), as BINARY: the "
             + "most accurate join summary per byte for tables at rest. Spark's shuffle groups the rows by key "
@@ -94,7 +96,7 @@ public final class SampleSql {
         if (weight != null) {
             children.add(Args.castTo(weight, weightAs));
         }
-        return new SampleAggregate(fn, budget, seed, isFloat, bytesKeys, false, seq(children), 0, 0);
+        return new SampleAggregate(fn, budget, seed, isFloat, bytesKeys, false, RAW_PATH, seq(children), 0, 0);
     }
 
     /** Adds SampleRule to a running session's extra optimizations (once). */
