@@ -105,7 +105,8 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
     :func:`~spark_udaf.build.sketch_column` jobs (merged per ``merge``).
     DataFrame sides are built on the JVM when the native jar allows it
     (``path`` as in :func:`~spark_udaf.build.sketch_column`);
-    ``result.detail["build_path"]`` says which path ran (``"native"``/``"python"``).
+    ``result.detail["build_path"]`` says which path ran (``"native"``/``"python"``), and for samples built on the
+    JVM ``result.detail["build_plan"]`` how each side's was planned (``sample_build.build_plan``).
 
     ``summary`` chooses what summarises each side when no template is given:
     ``"sample"`` (``JoinSample.for_bytes(nbytes, seed)``, the coordinated join
@@ -169,10 +170,14 @@ def estimate_join_size(left, lcol: str, right, rcol: str, sketch=None, *, lweigh
     est = a.join_size(b, confidence=confidence)
     t3 = time.perf_counter()
     rhw = relative_half_width(est)
+    plans = [sample_build.build_plan(df, c, template, w) for df, c, w in ((left, lcol, lweight),
+                                                                         (right, rcol, rweight))] \
+        if use_sample and native_sides else None
     detail = {
         "answered_by": "sample" if use_sample else "sketch",
         "summary": "sample" if use_sample else "sketch",
         "build_path": "native" if native_sides else "python",
+        "build_plan": plans,
         "sketch_estimate": est,
         "relative_half_width": rhw,
         "tolerance": tolerance,

@@ -200,6 +200,8 @@ def main(argv=None) -> int:
         print(f"estimate   : {_fmt(sk.value)}  interval [{_fmt(sk.low)}, {_fmt(sk.high)}] at "
               f"{sk.confidence:.0%} ({sk.method})")
         print(f"summary    : {d['summary']} (estimate_join_size's default for tables at rest is the sample)")
+        if d.get("build_plan"):
+            print(f"built by   : skim_sample_agg, {'; '.join(dict.fromkeys(p or 'unknown' for p in d['build_plan']))}")
         if d["answered_by"] == "exact":
             print(f"fallback   : interval half-width {d['relative_half_width']:.1%} > tolerance "
                   f"{args.tolerance:.1%}: answered exactly ({_fmt(est.value)})")

@@ -185,6 +185,21 @@ def use_sample(summary: str, template, width, depth) -> bool:
     return summary != "sketch"
 
 
+def build_plan(df, column: str, sample, weight: str | None = None) -> str | None:
+    """How the JVM builds ``sample`` of ``df[column]`` (the note the plan of ``skim_sample_agg`` carries):
+    ``"bucketed build: <P> fingerprint buckets of sorted runs"`` (per-task sorted runs of the keys' totals),
+    ``"Spark GROUP BY key: <why the bucketed build did not apply>"``, or the raw form; ``None`` when the
+    session cannot show its plan (no native jar, or Spark Connect)."""
+    if _native_reason(df, column, sample, weight) is not None or getattr(df, "_jdf", None) is None:
+        return None
+    plan = df.agg(_aggregate(df, column, sample, weight))._jdf.queryExecution().optimizedPlan().toString()
+    for mark in ("bucketed build: ", "Spark GROUP BY key: ", "raw rows: "):
+        i = plan.find(mark)
+        if i >= 0:
+            return plan[i:plan.find(",", i + len(mark)) if mark != "Spark GROUP BY key: " else plan.find(", _skim", i)]
+    return None
+
+
 def native_sides(left, lcol, lweight, right, rcol, rweight, template) -> bool:
     """Whether both sides' samples are built on the JVM."""
     return all(_native_reason(df, c, template, w) is None for df, c, w in ((left, lcol, lweight),
