@@ -4,6 +4,7 @@
                       [--kind skimmed|hash|agms|sample|heavy] [--domain M] [--seed S] [--key-type int|string] -o OUT
     skimsketch info SKETCH...
     skimsketch estimate LEFT RIGHT [--confidence C]
+    skimsketch pairs SUMMARY... [--top N] [--confidence C]
     skimsketch --version
 
 Files are Parquet or CSV (by extension, or ``--format``), read in batches with
@@ -17,10 +18,12 @@ shape), and ``SUM(left.w * right.w)`` when both were. ``--kind sample`` writes a
 ``JoinSample`` (a coordinated weighted sample, for tables at rest: ``docs/sample.md``;
 building it holds every distinct key's total in memory); two samples of the same seed
 estimate their join. ``--kind heavy`` writes a ``HeavyKeySketch`` (append-only streams: the rows in file
-order; docs/heavy.md); negative weights are refused. Input errors print one line and exit with status 2.
+order; docs/heavy.md); negative weights are refused. ``pairs`` ranks every pair of stored summaries by
+estimated join size (the reuse workflow: each column summarised once, every pair answered from the files).
+Input errors print one line and exit with status 2.
 
 Modules: :mod:`.main` (parser, dispatch), :mod:`.build` (``sketch``), :mod:`.inputs` (reading files),
-:mod:`.query` (``info``, ``estimate``). ``python -m skimsketch.cli`` runs :func:`main`.
+:mod:`.query` (``info``, ``estimate``), :mod:`.pairs` (``pairs``). ``python -m skimsketch.cli`` runs :func:`main`.
 """
 
 from .inputs import CSV_BLOCK

@@ -9,6 +9,8 @@ from .. import __version__
 from ..sketch.sizing import MIN_NBYTES
 from .build import DEFAULT_NBYTES, KINDS, sketch_command
 from .inputs import CliError
+from .pairs import add_parser as add_pairs_parser
+from .pairs import pairs_command
 from .query import estimate_command, info_command
 
 __all__ = ["main"]
@@ -16,7 +18,7 @@ __all__ = ["main"]
 
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="skimsketch",
-                                 description="Sketch columns of files, inspect sketch files, estimate joins.",
+                                 description="Sketch columns of files, inspect sketch files, estimate joins (one pair, or every pair).",
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="Run 'skimsketch COMMAND --help' for a command's options.")
     ap.add_argument("--version", action="version", version=f"skimsketch {__version__}")
@@ -57,6 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     est.add_argument("left")
     est.add_argument("right")
     est.add_argument("--confidence", type=float, default=0.95, help="interval confidence (default 0.95)")
+    add_pairs_parser(sub)
     return ap
 
 
@@ -68,7 +71,8 @@ def main(argv=None) -> int:
     if a.command is None:
         ap.print_help()
         return 2
-    run = {"sketch": sketch_command, "info": info_command, "estimate": estimate_command}[a.command]
+    run = {"sketch": sketch_command, "info": info_command, "estimate": estimate_command,
+           "pairs": pairs_command}[a.command]
     try:
         return run(a)
     except CliError as e:

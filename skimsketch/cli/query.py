@@ -14,10 +14,11 @@ from ..sample import JoinSample
 from ..sketch import Sketch
 from .inputs import CliError
 
-__all__ = ["estimate_command", "estimate_label", "format_confidence", "format_number", "info_command"]
+__all__ = ["estimate_command", "estimate_label", "format_confidence", "format_number", "info_command", "load_summary"]
 
 
-def _load(path: str):
+def load_summary(path: str):
+    """The summary a file holds (any kind), or a :class:`CliError` naming the file."""
     try:
         return from_bytes(Path(path).read_bytes())
     except OSError as e:
@@ -28,7 +29,7 @@ def _load(path: str):
 
 def info_command(a) -> int:
     for path in a.sketches:
-        s = _load(path)
+        s = load_summary(path)
         params = ", ".join(f"{k}={v}" for k, v in s.params.items())
         print(f"{path}: {type(s).__name__}({params})")
         print(f"  total weight {s.total_weight}, null weight {s.null_weight}, empty {s.is_empty}")
@@ -46,7 +47,7 @@ def info_command(a) -> int:
 
 
 def estimate_command(a) -> int:
-    left, right = _load(a.left), _load(a.right)
+    left, right = load_summary(a.left), load_summary(a.right)
     for path, sk in ((a.left, left), (a.right, right)):
         if not isinstance(sk, (Sketch, JoinSample, HeavyKeySketch)):
             raise CliError(f"{path!r} holds a {type(sk).__name__}, which has no two-way join estimate "

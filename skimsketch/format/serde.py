@@ -1,13 +1,16 @@
 """``from_bytes``: load any registered sketch kind from the binary format.
 
 The kind byte selects the class (:mod:`skimsketch.format.kinds`); the class builds
-itself from the decoded parts. :class:`Serialisable` gives a sketch class its
-``from_bytes``, pickling and copy protocol, all through its bytes.
+itself from the decoded parts. Bytes read before are not decoded again: :mod:`.reuse`
+hands out a copy of the object they gave, sharing its prepared query state.
+:class:`Serialisable` gives a sketch class its ``from_bytes``, pickling and copy
+protocol, all through its bytes.
 """
 
 from __future__ import annotations
 
 from . import header as fmt
+from . import reuse
 from ..errors import IncompatibleSketchError
 from .kinds import kind_class
 
@@ -17,10 +20,17 @@ __all__ = ["Serialisable", "from_bytes", "from_bytes_as"]
 def from_bytes(blob):
     """Deserialise a sketch written by ``to_bytes`` (any kind).
 
-    Raises :class:`CorruptSketchError` for every malformed input.
+    Raises :class:`CorruptSketchError` for every malformed input. Bytes equal to bytes read
+    before give a copy of that object (:mod:`skimsketch.format.reuse`): decoded and prepared once.
     """
+    if isinstance(blob, (bytearray, memoryview)):
+        blob = bytes(blob)
+    if isinstance(blob, bytes):
+        hit = reuse.lookup(blob)
+        if hit is not None:
+            return hit
     head, counters, ext = fmt.decode(blob)
-    return kind_class(head.kind)._from_parts(head, counters, ext)
+    return reuse.remember(blob, kind_class(head.kind)._from_parts(head, counters, ext))
 
 
 def from_bytes_as(cls: type, blob):

@@ -366,7 +366,7 @@ class Sketch(SketchQueries, SketchBytes, Serialisable):
 
     def _changed(self) -> None:
         self._version += 1
-        self._cache.clear()
+        self._cache = {}  # a new dict: the old one may be shared by copies read from the same bytes (format.reuse)
         if self._exact is not None:
             nothing = len(self._exact) == 0
         else:

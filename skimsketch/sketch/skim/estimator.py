@@ -35,7 +35,7 @@ from ..query import f2_bound
 from ..hash_sketch import row_dots
 from .search import SkimResult
 
-__all__ = ["MEDIAN_BIAS", "ROUNDING", "SKETCHED", "SkimEstimator"]
+__all__ = ["MEDIAN_BIAS", "ROUNDING", "SKETCHED", "JoinSide", "SkimEstimator"]
 
 MAX_PAIR_SIDE = 2048  # dense entries per side whose pairwise products the virtual interval term weighs
 #: Bias the normal interval allows, in deviations of the median of the tables. The skimmed
@@ -71,41 +71,38 @@ def _table_sd(ff, gg, fg, width: int) -> float:
     return math.sqrt(max(var, 0.0) / width)
 
 
+class JoinSide:
+    """One sketch's share of ESTSKIMJOINSIZE: everything the estimate reads from that sketch alone (its
+    skim, the dense keys a report would not name and their sketch, ``F2`` of its dense values and of its
+    residual, their per-table product, its heaviest squares and self-join ``F2`` bound). Built once per
+    sketch (:meth:`SkimEstimator._join_side`, cached until the sketch changes, and shared by copies read
+    from the same bytes: :mod:`skimsketch.format.reuse`), so a sketch joined with ``n`` others skims and
+    prepares once; a pair then costs only its own terms. Its arrays are read-only."""
+
+    __slots__ = ("skim", "doubtful", "doubt_sketch", "f2_dense", "f2_res", "own", "heaviest", "f2")
+
+    def __init__(self, skim: SkimResult, doubtful: np.ndarray, doubt_sketch: np.ndarray, f2: float, virtual: bool):
+        self.skim, self.doubtful, self.doubt_sketch, self.f2 = skim, doubtful, doubt_sketch, f2
+        self.f2_dense = float(np.dot(skim.values, skim.values))
+        self.f2_res = float(np.mean(row_dots(skim.residual, skim.residual)))
+        self.own = float(np.mean(row_dots(skim.dense_sketch, skim.residual)))
+        self.heaviest = _heaviest_squares(skim.values) if virtual else None
+        for arr in (doubtful, doubt_sketch, skim.keys, skim.values, skim.residual, skim.dense_sketch):
+            arr.flags.writeable = False
+
+
 class SkimEstimator:
     """The estimating half of a skimmed sketch (the skims come from :class:`~.search.SkimSearch`)."""
 
-    def _virtual_sd(self, other, value: float, a: SkimResult, b: SkimResult, dense_dense: float,
-                    f2_dense_a: float, f2_dense_b: float, confidence: float) -> float:
-        """Deviation of the virtual ids' collision terms ``F.G - f.g`` (:mod:`skimsketch.sketch.skim.virtual`):
-        at most ``(F2(f) F2(g) + (f.g)^2) / 2**lg`` in variance. Every pair with a residual key is
-        in. A pair of dense entries ``(u, v)`` collides with probability ``2**-lg`` and then adds
-        about ``f(u) g(v)``: the largest such products, as many as ``0.1 (1 - confidence) 2**lg``
-        (a tenth of the interval's miss rate in expected collisions), are rare events the interval
-        may miss; the other pairs are a spread, and their squares are in. 0 outside the virtual layout."""
-        if self._search != "virtual":
-            return 0.0
-        f2f, f2g = f2_bound(self.self_join_tables()), f2_bound(other.self_join_tables())
-        var = max(f2f * f2g - f2_dense_a * f2_dense_b, 0.0) + max(value * value - dense_dense * dense_dense, 0.0)
-        rare = int(0.1 * (1.0 - confidence) * (1 << self._virtual_lg))
-        sa, sb = _heaviest_squares(a.values), _heaviest_squares(b.values)
-        # entries beyond the heaviest MAX_PAIR_SIDE per side: their pairs are a spread, all of them in
-        var += max(f2_dense_a * f2_dense_b - float(sa.sum()) * float(sb.sum()), 0.0)
-        pairs = np.outer(sa, sb).ravel()
-        if rare < len(pairs):
-            var += float(np.partition(pairs, len(pairs) - rare - 1)[: len(pairs) - rare].sum())
-        return math.sqrt(max(var, 0.0) / (1 << self._virtual_lg))
-
-    def _incomplete(self, other, a: SkimResult, b: SkimResult) -> float:
-        """For each side whose skim was taken as complete, ``sqrt(F2(residual) F2(other side))``
-        (Cauchy-Schwarz on what that skim left unexplained): such a skim may have missed a light
-        key that the fit absorbed, so the residual terms no longer show it (errors ~1e-5 of the
-        join missed intervals of that width); 0 for a skim that is not complete."""
-        out = 0.0
-        for res, side in ((a, other), (b, self)):
-            if res.complete:
-                out += math.sqrt(float(np.mean(row_dots(res.residual, res.residual)))
-                                 * f2_bound(side.self_join_tables()))
-        return out
+    def _join_side(self) -> JoinSide:
+        """This sketch's :class:`JoinSide` (cached until the sketch changes)."""
+        side = self._cache.get("join_side")
+        if side is None:
+            res = self.skim()
+            mask, sketch = self._doubtful(res)
+            side = self._cache["join_side"] = JoinSide(res, mask, sketch, f2_bound(self.self_join_tables()),
+                                                       self._search == "virtual")
+        return side
 
     def _doubtful(self, res: SkimResult):
         """(mask of the dense keys a report would not name, (depth, width) sketch of those keys)."""
@@ -116,20 +113,6 @@ class SkimEstimator:
         return ~ok, np.stack([np.bincount(b[p], weights=vals * s[p], minlength=self._width)
                               for p in range(self._depth)])
 
-    def _doubt(self, a: SkimResult, other, b: SkimResult, ia, ib) -> float:
-        """Largest change of a table's estimate if the dense keys a report would not name were
-        chance passes: the estimate subtracts the collisions of distinct dense keys
-        (sketch(dense_f) . sketch(dense_g) - f_d . g_d); for such a key those "collisions" are
-        the weight it took from a real key, so that part of the correction is in doubt."""
-        ma, ua = self._doubtful(a)
-        mb, ub = other._doubtful(b)
-        if not (ma.any() or mb.any()):
-            return 0.0
-        corr = row_dots(ua, b.dense_sketch) + row_dots(a.dense_sketch, ub) - row_dots(ua, ub)
-        either = ma[ia] | mb[ib]
-        corr = corr - float(np.dot(a.values[ia][either], b.values[ib][either]))
-        return float(np.median(np.abs(corr)))
-
     def _skim_join(self, other, confidence: float, bound: str) -> Estimate:
         """:meth:`SkimmedSketch.join_size`'s estimate and interval (the sign rule is the class's)."""
         conf = self._check_join(other, confidence)
@@ -138,7 +121,8 @@ class SkimEstimator:
         exact = self._exact_join(other)
         if exact is not None:
             return exact
-        a, b = self.skim(), other.skim()
+        sa, sb = self._join_side(), other._join_side()
+        a, b = sa.skim, sb.skim
         common, ia, ib = np.intersect1d(a.keys, b.keys, assume_unique=True, return_indices=True)
         dense_dense = float(np.dot(a.values[ia], b.values[ib]))
         terms = np.stack([
@@ -148,14 +132,9 @@ class SkimEstimator:
         ])
         tables = dense_dense + terms.sum(axis=0)
         value = float(np.median(tables))
-        f2_dense_a, f2_dense_b = float(np.dot(a.values, a.values)), float(np.dot(b.values, b.values))
-        f2_res_a = float(np.mean(row_dots(a.residual, a.residual)))
-        f2_res_b = float(np.mean(row_dots(b.residual, b.residual)))
         means = terms.mean(axis=1)
         # one table's deviation: the sketched terms' variances and covariances (_table_sd)
-        own_a = float(np.mean(row_dots(a.dense_sketch, a.residual)))
-        own_b = float(np.mean(row_dots(b.dense_sketch, b.residual)))
-        sd = _table_sd(((f2_dense_a, own_a), (own_a, f2_res_a)), ((f2_dense_b, own_b), (own_b, f2_res_b)),
+        sd = _table_sd(((sa.f2_dense, sa.own), (sa.own, sa.f2_res)), ((sb.f2_dense, sb.own), (sb.own, sb.f2_res)),
                        ((dense_dense, means[0]), (means[1], means[2])), self._width)
         k = (normal_median_k(self._depth, conf, MEDIAN_BIAS) if bound == "normal"
              else chebyshev_k(self._depth, conf))
@@ -164,9 +143,9 @@ class SkimEstimator:
         # the virtual layout's id collisions: one draw shared by every table (the median does not
         # shrink it), added in quadrature with the normal (or Chebyshev) factor of a single table
         k1 = normal_median_k(1, conf) if bound == "normal" else chebyshev_k(1, conf)
-        virt = self._virtual_sd(other, value, a, b, dense_dense, f2_dense_a, f2_dense_b, conf)
+        virt = 0.0 if self._search != "virtual" else _virtual_sd(sa, sb, value, dense_dense, self._virtual_lg, conf)
         half = math.hypot(k * sd, k1 * virt) + ROUNDING * (abs(dense_dense) + float(np.abs(terms).sum(axis=0).max()))
-        half += self._doubt(a, other, b, ia, ib) + self._incomplete(other, a, b)
+        half += _doubt(sa, sb, ia, ib) + _incomplete(sa, sb)
         return Estimate(
             value, value - half, value + half, conf, self.METHOD,
             {
@@ -175,3 +154,49 @@ class SkimEstimator:
                 "threshold_f": a.threshold, "threshold_g": b.threshold, "bound": bound, "tables": tables,
             },
         )
+
+
+def _virtual_sd(sa: JoinSide, sb: JoinSide, value: float, dense_dense: float, lg: int, confidence: float) -> float:
+    """Deviation of the virtual ids' collision terms ``F.G - f.g`` (:mod:`skimsketch.sketch.skim.virtual`):
+    at most ``(F2(f) F2(g) + (f.g)^2) / 2**lg`` in variance. Every pair with a residual key is
+    in. A pair of dense entries ``(u, v)`` collides with probability ``2**-lg`` and then adds
+    about ``f(u) g(v)``: the largest such products, as many as ``0.1 (1 - confidence) 2**lg``
+    (a tenth of the interval's miss rate in expected collisions), are rare events the interval
+    may miss; the other pairs are a spread, and their squares are in."""
+    f2_dense_a, f2_dense_b = sa.f2_dense, sb.f2_dense
+    var = max(sa.f2 * sb.f2 - f2_dense_a * f2_dense_b, 0.0) + max(value * value - dense_dense * dense_dense, 0.0)
+    rare = int(0.1 * (1.0 - confidence) * (1 << lg))
+    ha, hb = sa.heaviest, sb.heaviest
+    # entries beyond the heaviest MAX_PAIR_SIDE per side: their pairs are a spread, all of them in
+    var += max(f2_dense_a * f2_dense_b - float(ha.sum()) * float(hb.sum()), 0.0)
+    pairs = np.outer(ha, hb).ravel()
+    if rare < len(pairs):
+        var += float(np.partition(pairs, len(pairs) - rare - 1)[: len(pairs) - rare].sum())
+    return math.sqrt(max(var, 0.0) / (1 << lg))
+
+
+def _incomplete(sa: JoinSide, sb: JoinSide) -> float:
+    """For each side whose skim was taken as complete, ``sqrt(F2(residual) F2(other side))``
+    (Cauchy-Schwarz on what that skim left unexplained): such a skim may have missed a light
+    key that the fit absorbed, so the residual terms no longer show it (errors ~1e-5 of the
+    join missed intervals of that width); 0 for a skim that is not complete."""
+    out = 0.0
+    for side, other in ((sa, sb), (sb, sa)):
+        if side.skim.complete:
+            out += math.sqrt(side.f2_res * other.f2)
+    return out
+
+
+def _doubt(sa: JoinSide, sb: JoinSide, ia, ib) -> float:
+    """Largest change of a table's estimate if the dense keys a report would not name were
+    chance passes: the estimate subtracts the collisions of distinct dense keys
+    (sketch(dense_f) . sketch(dense_g) - f_d . g_d); for such a key those "collisions" are
+    the weight it took from a real key, so that part of the correction is in doubt."""
+    a, b = sa.skim, sb.skim
+    ma, ua, mb, ub = sa.doubtful, sa.doubt_sketch, sb.doubtful, sb.doubt_sketch
+    if not (ma.any() or mb.any()):
+        return 0.0
+    corr = row_dots(ua, b.dense_sketch) + row_dots(a.dense_sketch, ub) - row_dots(ua, ub)
+    either = ma[ia] | mb[ib]
+    corr = corr - float(np.dot(a.values[ia][either], b.values[ib][either]))
+    return float(np.median(np.abs(corr)))
