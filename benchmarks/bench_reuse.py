@@ -5,7 +5,7 @@ pair by estimated join size. This measures, in one run:
 
 * **Python, per pair, every kind at ``--nbytes`` (16 KB):** ``from_bytes(x).join_size(from_bytes(y))``
   over every pair of ``--tables`` stored summaries (Zipf tables of different skews and domains, a
-  dimension table), for the join sample, the skimmed, hash and AGMS sketches:
+  dimension table), for the join sample, the skimmed, hash and AGMS sketches and the HeavyKeySketch:
   ``first``, each pair's bytes read for the first time (the reuse cache emptied before every pair:
   both summaries decoded and prepared, e.g. skimmed); ``reuse``, every pair again with the summaries
   already read once (what an all-pairs loop pays per pair); and ``reuse / hash``, the ratio to the hash
@@ -38,7 +38,7 @@ import numpy as np
 import skimsketch as ss
 from skimsketch.format import reuse
 
-KINDS = ("sample", "skimmed", "hash", "agms")
+KINDS = ("sample", "skimmed", "hash", "agms", "heavy")
 
 
 def tables(n: int, rows: int, seed: int) -> list[np.ndarray]:
@@ -58,7 +58,8 @@ def summary(kind: str, nbytes: int):
         return ss.JoinSample.for_bytes(nbytes, seed=7)
     if kind == "agms":  # AGMS updates cost width x depth per distinct key: its for_bytes shape, once per table
         return ss.AGMSSketch.for_bytes(nbytes, seed=7)
-    return {"skimmed": ss.SkimmedSketch, "hash": ss.HashSketch}[kind].for_bytes(nbytes, seed=7)
+    return {"skimmed": ss.SkimmedSketch, "hash": ss.HashSketch, "heavy": ss.HeavyKeySketch}[kind].for_bytes(
+        nbytes, seed=7)
 
 
 def python_costs(a, emit) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 
 from ..errors import SketchError
+from ..heavy import HeavyKeySketch
 from ..sample import JoinSample
 from ..sample.overlap import coverage
 from ..sketch import Sketch
@@ -38,10 +39,10 @@ def add_parser(sub) -> None:
 
 def covered(a, b, confidence: float = 0.95) -> tuple[tuple, tuple] | None:
     """((share, low, high) of a's keys that b holds, the same of b's keys that a holds), or None when the
-    summaries cannot tell (a sketch in counter mode keeps no keys)."""
+    summaries cannot tell (a sketch in counter mode keeps no keys, a HeavyKeySketch only its heavy ones)."""
     if isinstance(a, JoinSample):
         return coverage(a, b, confidence)
-    if a.exact_mode and b.exact_mode:
+    if isinstance(a, Sketch) and a.exact_mode and b.exact_mode:
         ka, kb = a.exact_entries, b.exact_entries
         both = sum(1 for k, w in ka.items() if w != 0 and kb.get(k, 0) != 0)
         na, nb = (sum(1 for w in m.values() if w != 0) for m in (ka, kb))
@@ -72,7 +73,7 @@ def pairs_command(a) -> int:
     loaded = []
     for path in paths:
         s = load_summary(path)
-        if not isinstance(s, (Sketch, JoinSample)):
+        if not isinstance(s, (Sketch, JoinSample, HeavyKeySketch)):
             raise CliError(f"{path!r} holds a {type(s).__name__}, which has no two-way join estimate")
         loaded.append((path, s))
     rows, refused = [], []

@@ -73,11 +73,7 @@ def remember(blob: bytes, obj):
 
 
 def _reused(template):
-    out = template.copy()
-    shared = getattr(template, "_cache", None)
-    if shared is not None:
-        out._cache = shared
-    return out
+    return template.shared_copy()
 
 
 def set_limit(nbytes: int) -> None:

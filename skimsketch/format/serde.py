@@ -52,6 +52,12 @@ class Serialisable:
         """Load a sketch written by ``to_bytes``; another kind is an :class:`IncompatibleSketchError`."""
         return from_bytes_as(cls, blob)
 
+    def shared_copy(self):
+        """A copy whose state is its own and whose prepared query state (caches that only ever depend on
+        the bytes) is shared with this object: what :func:`from_bytes` hands out for bytes read before
+        (:mod:`.reuse`). Kinds without such state: ``copy()``."""
+        return self.copy()
+
     def __copy__(self):
         return self.copy()
 

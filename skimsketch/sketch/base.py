@@ -286,6 +286,13 @@ class Sketch(SketchQueries, SketchBytes, Serialisable):
         out._nonnegative = self._nonnegative
         return out
 
+    def shared_copy(self):
+        """:meth:`copy` sharing the query cache (skims, self-join tables, ...: functions of the state, which
+        are equal): :mod:`skimsketch.format.reuse`. A change gives the copy a cache of its own (:meth:`_changed`)."""
+        out = self.copy()
+        out._cache = self._cache
+        return out
+
     # -- updates ----------------------------------------------------------
     def _validate_keys(self, keys: np.ndarray) -> None:
         """Hook for kinds that restrict keys (a declared domain)."""

@@ -13,6 +13,7 @@ MAKERS = {
     "skimmed": lambda: ss.SkimmedSketch.for_bytes(2048, seed=3),
     "hash": lambda: ss.HashSketch.for_bytes(2048, seed=3),
     "agms": lambda: ss.AGMSSketch(32, 5, seed=3),
+    "heavy": lambda: ss.HeavyKeySketch.for_bytes(2048, seed=3),
 }
 
 
