@@ -299,6 +299,11 @@ public final class SampleState implements Serializable {
         return true;
     }
 
+    /** Bytes a finished state holds (its sample's fingerprints and totals), for the callers' cache bounds. */
+    public long footprint() {
+        return 16L * sample().fps.length + 128;
+    }
+
     public double totalWeight() {
         return isFloat ? Double.longBitsToDouble(total) : (double) total;
     }

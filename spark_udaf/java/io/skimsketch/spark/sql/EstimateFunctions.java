@@ -58,14 +58,25 @@ public final class EstimateFunctions {
 
     private static Estimate join(byte[] a, byte[] b, double confidence) {
         String fn = "skim_join_size";
-        if (SampleFormat.isSample(a) || SampleFormat.isSample(b)) {
-            return SampleEstimator.join(a, b, confidence, fn);
+        if (SampleFormat.isSample(a) != SampleFormat.isSample(b)) {
+            throw SampleEstimator.mixed(a, b, "join");
         }
         try {
-            return Estimator.join(load(a, fn + "(a)"), load(b, fn + "(b)"), confidence, fn);
+            Summaries.Prepared pa = Summaries.of(a, fn + "(a)", fn);
+            Summaries.Prepared pb = Summaries.of(b, fn + "(b)", fn);
+            if (pa.sample != null) {
+                return SampleEstimator.join(pa.sample, pb.sample, confidence);
+            }
+            return Estimator.join(pa.sketch, pb.sketch, pa.skim(), pb.skim(), confidence, fn);
         } catch (OutOfMemoryError e) {
-            throw Memory.failed(fn, e);
+            throw failed(fn, e);
         }
+    }
+
+    /** Memory.failed, after dropping the stored summaries' cache too. */
+    private static RuntimeException failed(String fn, OutOfMemoryError e) {
+        Summaries.clear();
+        return Memory.failed(fn, e);
     }
 
     public static double joinSize(byte[] a, byte[] b, double confidence) {
@@ -78,13 +89,12 @@ public final class EstimateFunctions {
 
     private static Estimate self(byte[] a, double confidence) {
         String fn = "skim_self_join_size";
-        if (SampleFormat.isSample(a)) {
-            return SampleEstimator.selfJoin(a, confidence, fn);
-        }
         try {
-            return Estimator.selfJoin(load(a, fn + "(a)"), confidence, fn);
+            Summaries.Prepared p = Summaries.of(a, fn + "(a)", fn);
+            return p.sample != null ? SampleEstimator.selfJoin(p.sample, confidence)
+                    : Estimator.selfJoin(p.sketch, confidence, fn);
         } catch (OutOfMemoryError e) {
-            throw Memory.failed(fn, e);
+            throw failed(fn, e);
         }
     }
 
@@ -98,13 +108,12 @@ public final class EstimateFunctions {
 
     private static double frequency(byte[] a, long key, int kd, String repr, double confidence) {
         String fn = "skim_frequency";
-        if (SampleFormat.isSample(a)) {
-            return SampleEstimator.frequency(a, key, kd, confidence, fn);
-        }
         try {
-            return Estimator.frequency(load(a, fn + "(a)"), key, kd, repr, confidence, fn).value;
+            Summaries.Prepared p = Summaries.of(a, fn + "(a)", fn);
+            return p.sample != null ? SampleEstimator.frequency(p.sample, key, kd, confidence).value
+                    : Estimator.frequency(p.sketch, key, kd, repr, confidence, fn).value;
         } catch (OutOfMemoryError e) {
-            throw Memory.failed(fn, e);
+            throw failed(fn, e);
         }
     }
 

@@ -35,6 +35,14 @@ public final class Estimator {
     // -- the queries ------------------------------------------------------------------------
     /** Sketch.join_size (the skimmed kind only in exact mode). */
     public static Estimate join(SketchState a, SketchState b, double confidence, String fn) {
+        return join(a, b, null, null, confidence, fn);
+    }
+
+    /**
+     * Sketch.join_size with the skims of skimmed sketches a caller kept (sql.Summaries: each stored sketch
+     * skimmed once); null where there is none (Skim.of then finds or computes it).
+     */
+    public static Estimate join(SketchState a, SketchState b, Skim ka, Skim kb, double confidence, String fn) {
         a.spec().checkCompatible(b.spec(), "join (" + fn + ")", false);
         int da = a.keyDomain();
         int db = b.keyDomain();
@@ -48,7 +56,7 @@ public final class Estimator {
             return a.nonnegative() && b.nonnegative() ? atLeastZero(e) : e;
         }
         if (a.spec().kind == SketchState.KIND_SKIMMED) {
-            Estimate e = SkimJoin.join(a, b, conf, fn);
+            Estimate e = SkimJoin.join(a, b, ka, kb, conf, fn);
             return a.nonnegative() && b.nonnegative() ? atLeastZero(e) : e; // the core's sign rule
         }
         double[] rows = joinTables(a, b);

@@ -16,7 +16,7 @@ public final class Memory {
     private Memory() {}
 
     /** A cache's bound in bytes: {@code cap}, or {@code 1/share} of the heap when that is smaller. */
-    static long cacheBound(long cap, int share) {
+    public static long cacheBound(long cap, int share) {
         return Math.min(cap, HEAP / share);
     }
 

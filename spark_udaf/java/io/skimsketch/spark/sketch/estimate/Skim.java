@@ -34,6 +34,9 @@ public final class Skim {
     final long tested;
     /** SkimResult.complete: taken because it explained every counter (SkimDense.explains). */
     boolean complete;
+    /** doubtful() and doubtSketch(), computed once (benign race: both threads compute the same arrays). */
+    private volatile boolean[] doubtfulMemo;
+    private volatile double[][] doubtSketchMemo;
 
     private Skim(long[] keys, double[] values, double[][] residual, double[][] counters, boolean exact, int[][] cells,
                  long tested) {
@@ -92,6 +95,16 @@ public final class Skim {
         return skim;
     }
 
+    /**
+     * The skim of a skimmed sketch with what its joins read from it alone (the doubtful keys and their
+     * sketch) computed, for a caller that keeps it (sql.Summaries); not put in the cache of recent skims.
+     */
+    public static Skim prepared(SketchState a, String fn) {
+        Skim skim = compute(a, fn);
+        skim.doubtSketch();
+        return skim;
+    }
+
     /** Empties the cache of recent skims (Memory.dropCaches). */
     static void dropCache() {
         synchronized (RECENT) {
@@ -101,7 +114,7 @@ public final class Skim {
     }
 
     /** Bytes this skim holds (its counters' copies dominate). */
-    long footprint() {
+    public long footprint() {
         long cellsLen = 0;
         for (double[] row : residual) {
             cellsLen += 2L * row.length;
@@ -191,6 +204,23 @@ public final class Skim {
      * those keys' values; none in exact mode.
      */
     public boolean[] doubtful() {
+        boolean[] m = doubtfulMemo;
+        if (m == null) {
+            m = doubtfulMemo = computeDoubtful();
+        }
+        return m;
+    }
+
+    /** The sketch of the doubtful keys' values, sketchOf(doubtful()) (memoised: a skim never changes). */
+    double[][] doubtSketch() {
+        double[][] u = doubtSketchMemo;
+        if (u == null) {
+            u = doubtSketchMemo = sketchOf(doubtful());
+        }
+        return u;
+    }
+
+    private boolean[] computeDoubtful() {
         boolean[] out = new boolean[keys.length];
         if (exact || keys.length == 0) {
             return out;

@@ -26,9 +26,14 @@ final class SkimJoin {
     private SkimJoin() {}
 
     static Estimate join(SketchState sa, SketchState sb, double conf, String fn) {
+        return join(sa, sb, null, null, conf, fn);
+    }
+
+    /** The join over skims a caller kept ({@code ka}, {@code kb}; null: Skim.of, the cache of recent skims). */
+    static Estimate join(SketchState sa, SketchState sb, Skim ka, Skim kb, double conf, String fn) {
         Spec s = sa.spec();
-        Skim a = Skim.of(sa, fn);
-        Skim b = Skim.of(sb, fn);
+        Skim a = ka != null ? ka : Skim.of(sa, fn);
+        Skim b = kb != null ? kb : Skim.of(sb, fn);
         int d = s.depth;
         // the common dense keys (both key lists ascending)
         int[] ia = new int[Math.min(a.keys.length, b.keys.length)];
@@ -172,8 +177,8 @@ final class SkimJoin {
         if (!(Skim.any(ma) || Skim.any(mb))) {
             return 0.0;
         }
-        double[][] ua = a.sketchOf(ma);
-        double[][] ub = b.sketchOf(mb);
+        double[][] ua = a.doubtSketch();
+        double[][] ub = b.doubtSketch();
         double[] x = Sums.rowDots(ua, b.dense);
         double[] y = Sums.rowDots(a.dense, ub);
         double[] z = Sums.rowDots(ua, ub);
