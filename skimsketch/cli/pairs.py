@@ -83,10 +83,10 @@ def pairs_command(a) -> int:
         except (SketchError, ValueError) as err:
             refused.append(f"{pa} x {pb}: {err}")
             continue
-        rows.append((e, pa, pb, covered(sa, sb, a.confidence)))
+        rows.append((e, pa, pb, sa, sb))
     if not rows:
         raise CliError(f"no pair of these {len(paths)} files can be joined (same kind and seed needed); "
-                    f"first: {refused[0]}")
+                       f"first: {refused[0]}")
     rows.sort(key=lambda r: (-r[0].value, r[1], r[2]))
     shown = rows if a.top == 0 else rows[: a.top]
     conf = format_confidence(a.confidence)
@@ -94,7 +94,8 @@ def pairs_command(a) -> int:
           f"interval at {conf} confidence; covers: the share of each side's keys the other side holds "
           f"(with its interval when estimated)")
     width = max(len(p) for p in paths)
-    for rank, (e, pa, pb, cov) in enumerate(shown, 1):
+    for rank, (e, pa, pb, sa, sb) in enumerate(shown, 1):
+        cov = covered(sa, sb, a.confidence)
         cv = "-" if cov is None else f"{_share(pa, cov[0])}, {_share(pb, cov[1])}"
         print(f"{rank:>4}  {pa:<{width}}  {pb:<{width}}  {format_number(e.value):>15}  "
               f"[{format_number(e.low)}, {format_number(e.high)}]  {e.method}  covers: {cv}")
