@@ -80,11 +80,12 @@ def test_real_pairs_run_every_kind_and_strings_skip_the_string_variant(folder):
     rows, info = apb.run(1000, 1, [4096], None, False, ["nyc_dest_h1xh2", "nyc_flight_h1xh2"], pairs)
     kinds = {(name, kind) for name, _, kind in rows}
     # string keys are already strings: no "default_str"/"sample_str" twin; integer keys get one
-    assert kinds == {("nyc_dest_h1xh2", k) for k in ("default", "hash", "sample", "published")} | {
-        ("nyc_flight_h1xh2", k) for k in ("default", "default_str", "hash", "sample", "sample_str", "published")}
+    assert kinds == {("nyc_dest_h1xh2", k) for k in ("default", "hash", "sample", "published", "heavy", "heavy_m8")} | {
+        ("nyc_flight_h1xh2", k) for k in ("default", "default_str", "hash", "sample", "sample_str", "published",
+                                          "heavy", "heavy_m8", "heavy_str")}
     assert info["nyc_dest_h1xh2"][0][5] == 2 * 1 + 2 * 1  # exact join size IAH 2*1 + LAX 2*1
     # two or three keys in 200-wide tables, seed 1: the counters (and exact mode) answer exactly
     assert all(r["err"] == [0.0] for r in rows.values())
     legacy, _ = apb.run(1000, 1, [4096], None, False, ["nyc_flight_h1xh2"], pairs, legacy=True)
     assert {kind for _, _, kind in legacy} == {"default", "default_str", "hash", "sample", "sample_str", "published",
-                                               "range", "bounded"}
+                                               "heavy", "heavy_m8", "heavy_str", "range", "bounded"}

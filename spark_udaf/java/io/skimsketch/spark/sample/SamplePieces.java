@@ -49,8 +49,8 @@ public final class SamplePieces {
         kd &= ~NEGATIVE;
         long k = b.varint();
         int e = (int) b.varint();
-        st.total = SampleState.addExact(st.total, t);
-        st.nullW = SampleState.addExact(st.nullW, nw);
+        st.total = SampleRuns.sum(st.total, t);
+        st.nullW = SampleRuns.sum(st.nullW, nw);
         if (kd != 0) {
             st.keyDomain = kd;
         }

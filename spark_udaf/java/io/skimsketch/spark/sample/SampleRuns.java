@@ -55,7 +55,7 @@ public final class SampleRuns implements Serializable {
         if (w == 0) {
             return;
         }
-        total = SampleState.addExact(total, w);
+        total = sum(total, w);
         if (n == tk.length) {
             makeRoom();
         }
@@ -66,9 +66,20 @@ public final class SampleRuns implements Serializable {
         n++;
     }
 
+    /** a + b, or the core's CounterOverflowError naming the remedy (float totals) when int64 overflows. */
+    static long sum(long a, long b) {
+        try {
+            return Math.addExact(a, b);
+        } catch (ArithmeticException e) {
+            throw new io.skimsketch.spark.CounterOverflowError("skim_sample_agg: a total weight (the SUM of the "
+                    + "weights) would overflow the sample's int64 totals: for larger sums use float totals, "
+                    + "skim_sample_agg(key, CAST(weight AS DOUBLE))");
+        }
+    }
+
     /** A row with a NULL key adds to the null weight. */
     public void addNull(long w) {
-        nullW = SampleState.addExact(nullW, w);
+        nullW = sum(nullW, w);
     }
 
     private void makeRoom() {
@@ -167,7 +178,7 @@ public final class SampleRuns implements Serializable {
                 t = i - s;
             } else {
                 while (i < len && k[i] == key) {
-                    t = SampleState.addExact(t, w[i++]);
+                    t = sum(t, w[i++]);
                 }
             }
             if (t != 0) {
@@ -195,7 +206,7 @@ public final class SampleRuns implements Serializable {
                 ok[o] = b;
                 ov[o++] = bv[j++];
             } else {
-                long t = SampleState.addExact(av[i++], bv[j++]);
+                long t = sum(av[i++], bv[j++]);
                 if (t != 0) {
                     ok[o] = a;
                     ov[o++] = t;
@@ -215,8 +226,8 @@ public final class SampleRuns implements Serializable {
 
     /** Absorbs another buffer of the same bucket (its rows or runs). Returns this. */
     public SampleRuns absorb(SampleRuns o) {
-        total = SampleState.addExact(total, o.total);
-        nullW = SampleState.addExact(nullW, o.nullW);
+        total = sum(total, o.total);
+        nullW = sum(nullW, o.nullW);
         keyDomain = Math.max(keyDomain, o.keyDomain);
         negative |= o.negative;
         o.compact();
