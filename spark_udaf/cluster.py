@@ -2,7 +2,8 @@
 
 Every path that runs the library's Python code inside Spark tasks (``mapInArrow``
 builds, the Parquet fast path, the Arrow aggregates, the demo's table generator)
-asks this module first, once per Spark application (cached by its application id):
+asks this module first, once per Spark application and set of executors (cached by the application id;
+probed again when executors it has not probed join, e.g. under dynamic allocation):
 
 * :func:`python_workers` probes the executors with one tiny Python job per
   candidate interpreter: the session's (``PYSPARK_PYTHON``, else a bare ``python3``)
@@ -12,8 +13,12 @@ asks this module first, once per Spark application (cached by its application id
   reports what failed; it never raises on the executors. When the executors lack
   the driver's ``skimsketch``/``spark_udaf`` sources (or hold other copies), the
   sources are zipped and shipped with ``addPyFile`` (:func:`ship_package`) and the
-  interpreter is probed again. The first interpreter that imports everything
-  becomes the session's ``pythonExec`` (new Python workers start with it);
+  interpreter is probed again (the zip is deleted when the driver's Python exits).
+  Each probe job carries its candidate interpreter in its own Python function:
+  the session's ``pythonExec`` is never swapped while it runs, so Python jobs
+  other threads start meanwhile (a streaming ``foreachBatch``) keep theirs. The
+  first interpreter that imports everything becomes the session's ``pythonExec``
+  (new Python workers start with it);
 * :func:`python_usable` says whether one works, so that a path with a JVM
   alternative (the native jar) can take that instead;
 * :func:`require_python` raises :class:`ExecutorPythonError` on the driver, before
@@ -25,9 +30,11 @@ docs/deploying.md says what each cluster manager needs.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import re
+import shutil
 import sys
 import tempfile
 import threading
@@ -47,8 +54,9 @@ REMEDY = ("configure the session with spark_udaf.configure(builder) so that buil
           "executors a Python with skimsketch[spark] installed (PYSPARK_PYTHON on the driver, or a packed "
           "environment in spark.archives; docs/deploying.md)")
 _LOG = logging.getLogger("spark_udaf")
-_STATE: dict = {}  # application id -> PythonWorkers
+_STATE: dict = {}  # application id -> (PythonWorkers, the executors probed for it)
 _LOCK = threading.Lock()  # one probe at a time (foreachBatch handlers run on other threads)
+_SHIPPED: list = []  # the temporary directories of the zips shipped, deleted when this Python exits
 
 
 class ExecutorPythonError(RuntimeError):
@@ -85,10 +93,19 @@ def _package_dirs() -> list:
     return [os.path.dirname(os.path.abspath(skimsketch.__file__)), here]
 
 
+def _remove_shipped() -> None:
+    """Delete the shipped zips (at exit: the driver serves a zip to executors that join later)."""
+    while _SHIPPED:
+        shutil.rmtree(_SHIPPED.pop(), ignore_errors=True)
+
+
+atexit.register(_remove_shipped)
+
+
 def _ship(sc) -> str:
-    fd, path = tempfile.mkstemp(prefix="skimsketch-", suffix=".zip")
-    os.close(fd)
-    _zip_packages(path, _package_dirs())
+    where = tempfile.mkdtemp(prefix="skimsketch-ship-")
+    _SHIPPED.append(where)
+    path = _zip_packages(os.path.join(where, f"skimsketch-{os.path.basename(where)[-8:]}.zip"), _package_dirs())
     sc.addPyFile(path)
     return path
 
@@ -162,19 +179,34 @@ def _job_error(e: Exception) -> str:
     return line[:240]
 
 
+def _with_python(sc, rdd, python: str):
+    """``rdd`` (a not yet materialised one-stage Python RDD) set to run ``python`` in its tasks, and only there.
+
+    PySpark reads ``sc.pythonExec`` when it wraps an RDD's Python function; this
+    wraps it with ``python`` instead (the same command, environment, includes and
+    broadcasts PySpark's own wrapping sends), so the context's setting, which
+    other threads' jobs read, never changes."""
+    from pyspark.core.rdd import _prepare_for_python_RDD
+
+    command = (rdd.func, None, rdd._prev_jrdd_deserializer, rdd._jrdd_deserializer)
+    pickled, broadcasts, env, includes = _prepare_for_python_RDD(sc, command)
+    fn = sc._jvm.SimplePythonFunction(bytearray(pickled), env, includes, python, sc.pythonVer, broadcasts,
+                                      sc._javaAccumulator)
+    jrdd = sc._jvm.PythonRDD(rdd._prev_jrdd.rdd(), fn, rdd.preservesPartitioning, rdd.is_barrier)
+    rdd._jrdd_val = jrdd.asJavaRDD()
+    return rdd
+
+
 def _probe(sc, python: str, shipped: str | None):
     """Run the probe with ``python`` as the workers' interpreter -> ``({module: (ok, info)}, None)`` merged
     over the tasks (one task per slot of the default parallelism, at most 64), or ``(None, why it failed)``."""
-    old = sc.pythonExec
-    sc.pythonExec = python
     task = _probe_task(MODULES, {m: _driver_file(m) for m in _OURS}, shipped and os.path.basename(shipped))
+    n = max(1, min(int(sc.defaultParallelism), 64))
+    rdd = _with_python(sc, sc.parallelize(list(range(n)), n).mapPartitions(task), python)
     try:
-        n = max(1, min(int(sc.defaultParallelism), 64))
-        rows = sc.parallelize(range(n), n).mapPartitions(task).collect()
+        rows = rdd.collect()
     except Exception as e:  # the interpreter did not start there, or is another Python version
         return None, _job_error(e)
-    finally:
-        sc.pythonExec = old
     found = {}
     for _, got in rows:
         for name, (ok, info) in got.items():
@@ -209,8 +241,8 @@ def _candidates(sc) -> list:
     return out
 
 
-def _decide(sc) -> PythonWorkers:
-    shipped = None
+def _decide(sc, shipped: str | None = None) -> PythonWorkers:
+    """Probe the candidates (``shipped``: the zip an earlier probe of this application added, if any)."""
     reasons = []
     for python in _candidates(sc):
         found, err = _probe(sc, python, shipped)
@@ -234,22 +266,36 @@ def _context(spark):
     return spark.sparkContext
 
 
+def _executors(sc) -> frozenset:
+    """The executors the application has now, as ``host:port`` of their block managers (the driver's too)."""
+    infos = sc._jsc.sc().statusTracker().getExecutorInfos()
+    return frozenset(f"{i.host()}:{i.port()}" for i in infos)
+
+
 def python_workers(spark) -> PythonWorkers | None:
-    """Probe (once per Spark application) which interpreter on the executors runs the library, and use it.
+    """Probe which interpreter on the executors runs the library, and use it: once per Spark application,
+    and again when executors join that no probe of it saw (dynamic allocation, a replaced node).
 
     See the module doc: the session's interpreter, else the driver's; the
     sources shipped when the executors lack them. Returns the
     :class:`PythonWorkers` found (``python`` is ``None`` when no interpreter
-    can run the library), or ``None`` for a Spark Connect session.
+    can run the library), or ``None`` for a Spark Connect session. The probe
+    job runs wherever Spark places its tasks: executors that join while it runs
+    are probed by the next call.
     """
     sc = _context(spark)
     if sc is None:
         return None
     key = sc.applicationId
     with _LOCK:
-        if key not in _STATE:
-            _STATE[key] = _decide(sc)
-        state = _STATE[key]
+        now = _executors(sc)
+        known = _STATE.get(key)
+        if known is None or not now <= known[1]:
+            if known is not None:
+                _LOG.info("executors %s joined since the last probe: probing again", ", ".join(sorted(now - known[1])))
+            found = _decide(sc, known[0].shipped if known is not None else None)
+            _STATE[key] = (found, now | (known[1] if known is not None else frozenset()))
+        state = _STATE[key][0]
     if state.python is not None and sc.pythonExec != state.python:
         sc.pythonExec = state.python  # the session's value was reset (a new context object on the same app)
     return state
