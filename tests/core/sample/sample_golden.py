@@ -90,7 +90,16 @@ BUILDERS = {
     "other_seed": lambda: ss.JoinSample.for_bytes(1024, seed=7).update(_zipf(1, 5000, 2000)),
     # a layout-1 sample (the previous release's v4_zipf.bin) read and written again: its entries as they were
     "from_layout1": lambda: ss.from_bytes((DIR / "v4_zipf.bin").read_bytes()),
+    # the previous release's partial piece (v4_piece.bin: partition 1 of 3) read and written again (extension
+    # flags partial | legacy), and its empty sample (v4_empty.bin): legacy, yet it joins and merges new samples
+    "from_layout1_piece": lambda: ss.from_bytes((DIR / "v4_piece.bin").read_bytes()),
+    "empty_legacy": lambda: ss.from_bytes((DIR / "v4_empty.bin").read_bytes()),
 }
+
+
+#: The builders whose bytes before the sign flag are frozen (``preflag_<name>.bin``); later builders have none.
+PREFLAG = ("complete", "zipf", "zipf_g", "strings_deletes", "wide", "extreme_totals", "float", "piece",
+           "merged_pieces", "empty", "other_seed", "from_layout1")
 
 
 def path(name: str) -> Path:
@@ -111,7 +120,9 @@ def cases() -> list[tuple]:
     for a, b in (("zipf", "zipf_g"), ("zipf", "zipf"), ("zipf", "complete"), ("complete", "complete"),
                  ("zipf", "float"), ("wide", "complete"), ("zipf", "empty"), ("merged_pieces", "zipf_g"),
                  ("strings_deletes", "strings_deletes"), ("zipf", "other_seed"), ("zipf", "strings_deletes"),
-                 ("piece", "zipf_g"), ("extreme_totals", "wide"), ("from_layout1", "zipf_g")):
+                 ("piece", "zipf_g"), ("extreme_totals", "wide"), ("from_layout1", "zipf_g"),
+                 ("from_layout1_piece", "from_layout1"), ("from_layout1_piece", "zipf"), ("empty_legacy", "zipf"),
+                 ("zipf", "empty_legacy"), ("empty_legacy", "from_layout1"), ("empty_legacy", "empty")):
         out.append(("join", 0.95, a, b, None))
     for c in (0.5, 0.99):
         out.append(("join", c, "zipf", "zipf_g", None))
@@ -119,7 +130,7 @@ def cases() -> list[tuple]:
         out.append(("self", 0.95, name, None, None))
         out.append(("info", None, name, None, None))
     for k in ("int:0", "int:1", "int:3", "int:1999", "int:-5", "str:" + b"user5".hex()):
-        for name in ("zipf", "complete", "strings_deletes", "float", "piece", "extreme_totals"):
+        for name in ("zipf", "complete", "strings_deletes", "float", "piece", "extreme_totals", "from_layout1_piece"):
             out.append(("freq", 0.95, name, None, k))
     return out
 

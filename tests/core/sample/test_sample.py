@@ -392,7 +392,7 @@ def test_header_and_extension_checks_name_the_fault():
 
 # -- golden files -----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", sorted(sample_golden.BUILDERS))
+@pytest.mark.parametrize("name", sorted(sample_golden.PREFLAG))
 def test_blobs_written_before_the_sign_flag_read_back_unchanged_with_unknown_signs(name):
     old = sample_golden.preflag_path(name).read_bytes()
     s = ss.from_bytes(old)

@@ -16,7 +16,8 @@ import java.util.zip.CRC32;
  * in ascending fingerprint order) and the CRC-32. decode also reads layout 1 ({@link SampleLayout1}: keys
  * and fixed-width totals, width = the capacity m) into legacy fingerprints h >>> 12: budget 100 + 12 m
  * (100 + 16 m with float totals), the same ranks and tau; such a sample writes back as layout 2 with the
- * extension's flag bit 1 (legacy; never with bit 0, partial). decode refuses everything the core refuses,
+ * extension's flag bit 1 (legacy; with bit 0 for a layout-1 partial piece, whose partitions came from the old hash
+ * word and are not checked against its fingerprints). decode refuses everything the core refuses,
  * with CorruptSketchError.
  */
 public final class SampleFormat {
@@ -28,8 +29,8 @@ public final class SampleFormat {
     private static final int MAGIC = 0x4B534B53; // "SKSK" little-endian
     private static final int SMPL = 0x4C504D53; // "SMPL"
     /** Extension flags (layout 2): a partition piece; a legacy sample (fingerprints h >>> 12). */
-    static final int PARTIAL = 1;
-    static final int LEGACY = 2;
+    public static final int PARTIAL = 1;
+    public static final int LEGACY = 2;
     /** Header flag bit 4, the sign flag: no weight of a non-null key was negative. */
     static final int SIGN = 16;
 
@@ -224,7 +225,7 @@ public final class SampleFormat {
         if (lv != 1 && lv != 2) {
             throw bad("unknown sample extension version " + lv);
         }
-        if (b.getShort(x + 6) != 0 || !(xflags == 0 || xflags == PARTIAL || (lv == 2 && xflags == LEGACY))) {
+        if (b.getShort(x + 6) != 0 || !(xflags == 0 || xflags == PARTIAL || (lv == 2 && (xflags & ~PARTIAL) == LEGACY))) {
             throw bad("reserved sample extension bytes are set");
         }
         long n = b.getInt(x + 8) & 0xFFFFFFFFL;
@@ -247,7 +248,7 @@ public final class SampleFormat {
         h.nKeys = nKeys;
         h.n = n;
         h.parts = (int) parts;
-        h.legacy = lv == 1 || xflags == LEGACY;
+        h.legacy = lv == 1 || (xflags & LEGACY) != 0;
         h.sign = (flags & SIGN) != 0;
         return lv == 1 ? SampleLayout1.decode(blob, b, h, ctype, width, e) : decodeV2(blob, b, h, ctype, width, e);
     }
@@ -309,7 +310,7 @@ public final class SampleFormat {
         }
     }
 
-    private static BitSet cover(byte[] blob, int at, int nb, int parts) {
+    static BitSet cover(byte[] blob, int at, int nb, int parts) {
         BitSet covered = BitSet.valueOf(java.util.Arrays.copyOfRange(blob, at, at + nb));
         if (covered.length() > parts) {
             throw bad("sample partition bitmap has bits set beyond its partition count");
@@ -411,7 +412,7 @@ public final class SampleFormat {
             if (ranks[i] > h.tau) {
                 throw bad("a sample entry ranks above tau: altered bytes or another seed");
             }
-            if (partial && !covered.get(SampleRank.partition(fps[i], h.parts))) {
+            if (partial && !h.legacy && !covered.get(SampleRank.partition(fps[i], h.parts))) {
                 throw bad("a partial sample holds a fingerprint of a partition it does not cover");
             }
         }

@@ -16,8 +16,10 @@ import java.util.Set;
 /**
  * Layout 1 of format kind 5 (the previous release; read compatibility, never written): keys and fixed-width
  * totals, width = the capacity m, read into legacy fingerprints h >>> 12 with the same ranks and tau at the budget
- * 100 + 12 m (100 + 16 m with float totals). A layout-1 partial piece is refused. Called by
- * {@link SampleFormat#decode} after the checks both layouts share.
+ * 100 + 12 m (100 + 16 m with float totals). A layout-1 partial piece (its partition bitmap as in layout 2, min(m, K)
+ * entries at any total width) reads as a legacy piece: it joins legacy samples and merges its sibling pieces, as in
+ * the core (skimsketch/sample/layout.py, _decode_sample_v1). Called by {@link SampleFormat#decode} after the checks
+ * both layouts share.
  */
 final class SampleLayout1 {
     private static final int V1_MAX_CAPACITY = 1 << 26;
@@ -27,8 +29,15 @@ final class SampleLayout1 {
 
     /** Layout 1 (the previous release): keys and fixed-width totals, converted to fingerprints. */
     static SampleState decode(byte[] blob, ByteBuffer b, Head h, int ctype, long width, long e) {
-        if (h.parts > 1) {
-            throw bad("a layout-1 partial join sample cannot be read by this version: rebuild the pieces");
+        boolean partial = h.parts > 1;
+        int nb = partial ? (h.parts + 7) / 8 : 0;
+        if (e < EXT_HEAD + nb) {
+            throw bad("sample extension truncated inside its partition bitmap");
+        }
+        BitSet covered = new BitSet();
+        covered.set(0);
+        if (partial) {
+            covered = SampleFormat.cover(blob, HEADER + EXT_HEAD, nb, h.parts);
         }
         if (width < V1_MIN_CAPACITY || width > V1_MAX_CAPACITY) {
             throw bad("sample capacity " + width + " outside [" + V1_MIN_CAPACITY + ", " + V1_MAX_CAPACITY + "]");
@@ -36,26 +45,26 @@ final class SampleLayout1 {
         int m = (int) width;
         int cw = ctype == 3 ? 4 : 8;
         long n = h.n;
-        long size = EXT_HEAD + (8L + cw) * n;
+        long size = EXT_HEAD + nb + (8L + cw) * n;
         if (e != size) {
             throw bad("sample extension size mismatch: " + e + " bytes, " + n + " entries imply " + size);
         }
         boolean wide = !h.isFloat && cw == 8;
         long nKeys = h.nKeys;
         long want = Long.compareUnsigned(nKeys, Long.MAX_VALUE) > 0 ? -1
-                : Math.min(nKeys, wide ? (3L * m) / 4 : m);
+                : Math.min(nKeys, wide && !partial ? (3L * m) / 4 : m);
         if (n != want) {
             throw bad("sample of capacity " + m + " with " + n + " entries of " + Long.toUnsignedString(nKeys)
                     + " keys (format.py, kind 5, layout 1: the entries kept)");
         }
-        int off = HEADER + EXT_HEAD;
+        int off = HEADER + EXT_HEAD + nb;
         long[] keys = new long[(int) n];
         long[] totals = new long[(int) n];
         for (int i = 0; i < n; i++) {
             keys[i] = b.getLong(off + 8 * i);
             totals[i] = cw == 4 ? b.getInt(off + 8 * (int) n + 4 * i) : b.getLong(off + 8 * (int) n + 8 * i);
         }
-        if (wide && Double.isInfinite(h.tau) && fitsInt(totals)) {
+        if (wide && (partial || Double.isInfinite(h.tau)) && fitsInt(totals)) {
             throw bad("non-canonical total width: int64 totals that all fit in int32");
         }
         checkState(h, totals);
@@ -79,8 +88,6 @@ final class SampleLayout1 {
                 throw bad("a sample entry ranks above tau: altered bytes or another seed");
             }
         }
-        BitSet covered = new BitSet();
-        covered.set(0);
         return state(h, (int) (100L + (h.isFloat ? 16L : 12L) * m), fps, totals, covered).inRankOrder(ranks);
     }
 }

@@ -271,15 +271,17 @@ final class SampleSelect implements Serializable {
 
     /**
      * The sample of budget B: a whole sample keeps the longest (rank, fp) prefix whose bytes fit in B, a
-     * partial piece min(K, C) entries; tau is the smallest of the ranks beyond them and the merged
-     * pieces' thresholds (inf when every fingerprint is kept).
+     * partial piece min(K, C) entries (fewer when merged pieces held fewer: the layout-1 pieces, min(m, K) each);
+     * tau is the (n+1)-th smallest of the held ranks and the merged pieces' finite thresholds, as the core's
+     * selection.select (inf when every fingerprint is kept).
      */
     SampleState.Fin finish(int budget, boolean whole) {
         Integer[] idx = order();
         int n = (int) Math.min(cap - 1, nKeys);
-        if (n > size) {
+        if (n > size && taus.length == 0) { // offered every key: it holds the C + 1 smallest
             throw new IllegalStateException("sample selection holds " + size + " entries, needs " + n);
         }
+        n = Math.min(n, size);
         long[] fps = new long[n];
         long[] ts = new long[n];
         for (int i = 0; i < n; i++) {
@@ -293,11 +295,20 @@ final class SampleSelect implements Serializable {
         }
         double tau = Double.POSITIVE_INFINITY;
         if (n < nKeys) {
-            if (n < size) {
-                tau = ranks[idx[n]];
+            double[] cand = new double[size + taus.length];
+            int c = 0;
+            for (int i = 0; i < size; i++) {
+                cand[c++] = ranks[i];
             }
             for (double t : taus) {
-                tau = Math.min(tau, t);
+                if (!Double.isInfinite(t)) {
+                    cand[c++] = t;
+                }
+            }
+            if (n < c) {
+                double[] sorted = Arrays.copyOf(cand, c);
+                Arrays.sort(sorted);
+                tau = sorted[n];
             }
         }
         return new SampleState.Fin(fps, ts, tau, nKeys, isFloat);

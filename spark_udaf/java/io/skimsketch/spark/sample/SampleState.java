@@ -20,7 +20,8 @@ import java.util.BitSet;
  * </ul>
  * Merges follow the core's rule: exact totals add; otherwise only pieces of one fingerprint
  * partitioning with disjoint partitions merge, else {@link #mergeError}. A legacy sample (read from
- * layout 1: fingerprints h >>> 12) merges, unions and joins only legacy samples.
+ * layout 1: fingerprints h >>> 12) merges, unions and joins only legacy samples, or empty ones (no fingerprint to
+ * disagree on: the merge takes the non-empty side's rank hash).
  */
 public final class SampleState implements Serializable {
     private static final long serialVersionUID = 3L;
@@ -340,9 +341,9 @@ public final class SampleState implements Serializable {
         checkRankHash(o, "merge");
     }
 
-    /** The core's rank-hash rule: a legacy sample (layout 1) combines only with legacy samples. */
+    /** The core's rank-hash rule: a legacy sample (layout 1) combines only with legacy samples or empty ones. */
     void checkRankHash(SampleState o, String op) {
-        if (legacy != o.legacy) {
+        if (legacy != o.legacy && nKeys() > 0 && o.nKeys() > 0) {
             throw incompatible("rank hash", rankHash(legacy), rankHash(o.legacy), op);
         }
     }
@@ -403,6 +404,7 @@ public final class SampleState implements Serializable {
             }
         }
         int kd = nKeys() > 0 ? keyDomain : o.keyDomain;
+        boolean hash = nKeys() > 0 ? legacy : o.legacy; // an empty sample takes the other's rank hash
         boolean flag = signFlag && o.signFlag;
         if (sel != null && o.sel != null) {
             sel.absorb(o.sel); // two streams of disjoint keys (the rewritten aggregate's partial buffers)
@@ -438,6 +440,7 @@ public final class SampleState implements Serializable {
                 nullW = n2;
                 keyDomain = kd;
                 signFlag = flag;
+                legacy = hash;
                 return this;
             }
             parts = newParts;
@@ -448,6 +451,7 @@ public final class SampleState implements Serializable {
         nullW = n2;
         keyDomain = kd;
         signFlag = flag;
+        legacy = hash;
         return this;
     }
 
