@@ -180,21 +180,20 @@ def _job_error(e: Exception) -> str:
 
 
 def _with_python(sc, rdd, python: str):
-    """``rdd`` (a not yet materialised one-stage Python RDD) set to run ``python`` in its tasks, and only there.
+    """A copy of ``rdd`` (a not yet materialised one-stage Python RDD) whose tasks run ``python``, and only them.
 
     PySpark reads ``sc.pythonExec`` when it wraps an RDD's Python function; this
     wraps it with ``python`` instead (the same command, environment, includes and
     broadcasts PySpark's own wrapping sends), so the context's setting, which
     other threads' jobs read, never changes."""
-    from pyspark.core.rdd import _prepare_for_python_RDD
+    from pyspark.core.rdd import RDD, _prepare_for_python_RDD
 
     command = (rdd.func, None, rdd._prev_jrdd_deserializer, rdd._jrdd_deserializer)
     pickled, broadcasts, env, includes = _prepare_for_python_RDD(sc, command)
     fn = sc._jvm.SimplePythonFunction(bytearray(pickled), env, includes, python, sc.pythonVer, broadcasts,
                                       sc._javaAccumulator)
     jrdd = sc._jvm.PythonRDD(rdd._prev_jrdd.rdd(), fn, rdd.preservesPartitioning, rdd.is_barrier)
-    rdd._jrdd_val = jrdd.asJavaRDD()
-    return rdd
+    return RDD(jrdd.asJavaRDD(), sc, rdd._jrdd_deserializer)
 
 
 def _probe(sc, python: str, shipped: str | None):
