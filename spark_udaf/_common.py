@@ -22,6 +22,7 @@ __all__ = [
     "check_weight_field",
     "check_weight_fits",
     "collation_error",
+    "column_text",
     "field_of",
     "key_family",
     "keys_join",
@@ -73,7 +74,7 @@ def _check_field(df, column: str, role: str, allowed, hint: str = ""):
     f = field_of(df, column)
     name = _type_name(f.dataType)
     if name not in allowed:
-        raise ss.KeyTypeError(f"{role} column {column!r} has type {name}; supported {role} types are "
+        raise ss.KeyTypeError(f"{role} column {_shown(f)!r} has type {name}; supported {role} types are "
                               f"{', '.join(allowed)}{hint}")
     return f
 
@@ -86,14 +87,23 @@ def collation_error(fn: str, type_name: str, collation: str) -> str:
             "(or key COLLATE UTF8_BINARY to count each spelling as its own key)")
 
 
+#: The metadata key of a column :func:`resolve_column` added: the column as the caller gave it (``a.b``).
+_SHOWN = "skimsketch.column"
+
+
+def _shown(field) -> str:
+    """The name a message gives the column: as the caller gave it when :func:`resolve_column` added it."""
+    return (field.metadata or {}).get(_SHOWN, field.name)
+
+
 def check_key_field(df, column: str):
     """The key column's ``StructField``; rejects types the sketches cannot hash, and strings in a collation other
-    than UTF8_BINARY (equal keys of different bytes: :func:`collation_error`)."""
+    than UTF8_BINARY anywhere (a nested field ``s.a`` too: equal keys of different bytes, :func:`collation_error`)."""
     f = field_of(df, column)
     collation = getattr(f.dataType, "collation", "UTF8_BINARY")
     if _type_name(f.dataType).startswith("string") and collation != "UTF8_BINARY":
-        raise ss.KeyTypeError(collation_error(f"key column {column!r}", _type_name(f.dataType), collation))
-    return _check_field(df, column, "key", KEY_TYPE_NAMES, f" (cast it, e.g. CAST({column} AS BIGINT))")
+        raise ss.KeyTypeError(collation_error(f"key column {_shown(f)!r}", _type_name(f.dataType), collation))
+    return _check_field(df, column, "key", KEY_TYPE_NAMES, f" (cast it, e.g. CAST({_shown(f)} AS BIGINT))")
 
 
 def check_weight_field(df, column: str):
@@ -223,6 +233,7 @@ def resolve_column(df, column):
     value becomes a column ``__skim_<n>`` added to ``df``. Works on classic and
     Spark Connect DataFrames.
     """
+    shown = column if isinstance(column, str) else column_text(column)
     if isinstance(column, str):
         names = [f.name for f in df.schema.fields]
         if column in names:
@@ -238,7 +249,14 @@ def resolve_column(df, column):
     elif not _is_column(column):
         raise TypeError(f"column must be a column name (str) or a pyspark Column, got {type(column).__name__}")
     name = _fresh_name(df)
-    return df.withColumn(name, column), name
+    # the column as the caller gave it (a.b), for the messages of check_key_field and check_weight_field
+    return df.withColumn(name, column.alias(name, metadata={_SHOWN: shown})), name
+
+
+def column_text(column) -> str:
+    """A ``Column`` as a message names it: its expression (``s.a``), without PySpark's ``Column<'...'>``."""
+    text = str(column)
+    return text[8:-2] if text.startswith("Column<'") and text.endswith("'>") else text
 
 
 def _is_column(x) -> bool:

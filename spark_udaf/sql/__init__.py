@@ -48,6 +48,14 @@ Python-only functions, kept under their earlier names (documented aliases)::
 
 Scalar functions return NULL for NULL arguments.
 
+Collated keys. The jar's functions refuse a STRING key in a collation other
+than UTF8_BINARY when the query is analysed (docs/inputs.md). The Python
+functions here cannot: Spark passes a collated string to a Python function as
+plain text, its collation dropped, so SQL text calling them hashes its bytes
+('Alice' and 'alice' under UTF8_LCASE count as two keys). Normalise such keys
+first (``lower(key) COLLATE UTF8_BINARY``); the column helpers of
+:mod:`spark_udaf.functions` do the check for you (on the first row).
+
 Partial aggregation. PySpark Python aggregates never aggregate map-side: all
 rows of a group are shuffled to one Python worker. The Python builders stream
 those rows in Arrow batches (memory: one batch plus one sketch, but the whole
