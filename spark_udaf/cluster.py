@@ -266,9 +266,9 @@ def _context(spark):
 
 
 def _executors(sc) -> frozenset:
-    """The executors the application has now, as ``host:port`` of their block managers (the driver's too)."""
-    infos = sc._jsc.sc().statusTracker().getExecutorInfos()
-    return frozenset(f"{i.host()}:{i.port()}" for i in infos)
+    """The ids of the executors the application has now (none in local mode: the driver runs the tasks)."""
+    ids = str(sc._jsc.sc().getExecutorIds().mkString("\n"))
+    return frozenset(i for i in ids.split("\n") if i)
 
 
 def python_workers(spark) -> PythonWorkers | None:

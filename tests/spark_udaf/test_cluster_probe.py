@@ -59,7 +59,7 @@ def test_executors_that_join_later_are_probed(spark, monkeypatch):
     allocation) makes the next call probe again, passing on the zip already shipped; executors leaving do not."""
     sc = spark.sparkContext
     real = cluster._executors(sc)
-    assert real and all(":" in e for e in real), real  # host:port of the block managers (local: the driver's)
+    assert real == frozenset(), real  # local mode: no executor but the driver
     executors = {"now": real}
     decided = []
 
@@ -74,13 +74,13 @@ def test_executors_that_join_later_are_probed(spark, monkeypatch):
     cluster.python_workers(spark)
     cluster.python_workers(spark)
     assert decided == [None]
-    executors["now"] = real | {"10.1.2.3:40001"}
+    executors["now"] = real | {"7"}
     assert cluster.python_workers(spark).shipped == "/tmp/earlier.zip"
     assert decided == [None, "/tmp/earlier.zip"]
-    executors["now"] = frozenset({"10.1.2.3:40001"})  # the driver's and others left: all probed before
+    executors["now"] = frozenset()  # executor 7 left: every one there was probed
     cluster.python_workers(spark)
     assert len(decided) == 2
-    executors["now"] = frozenset({"10.1.2.3:40001", "10.1.2.4:40001"})
+    executors["now"] = frozenset({"8"})
     cluster.python_workers(spark)
     assert len(decided) == 3
 
@@ -108,3 +108,55 @@ def test_the_shipped_zip_is_deleted_when_the_driver_exits(tmp_path):
     path = proc.stdout.strip().splitlines()[-1]
     assert path.endswith(".zip") and os.path.basename(os.path.dirname(path)).startswith("skimsketch-ship-"), path
     assert not os.path.exists(path) and not os.path.exists(os.path.dirname(path))
+
+
+DYNAMIC = textwrap.dedent(
+    """
+    import logging, time
+    from pyspark.sql import SparkSession
+    from spark_udaf import cluster
+
+    spark = (SparkSession.builder.master("local-cluster[2,1,1024]").config("spark.executor.memory", "512m")
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.cores.max", "1").getOrCreate())  # one executor process at a time
+    sc = spark.sparkContext
+    sc.setLogLevel("ERROR")
+    said = []
+    handler = logging.Handler()
+    handler.emit = lambda r: said.append(r.getMessage())
+    logging.getLogger("spark_udaf").addHandler(handler)
+    logging.getLogger("spark_udaf").setLevel(logging.INFO)
+    deadline = time.time() + 120
+    while not cluster._executors(sc) and time.time() < deadline:
+        time.sleep(0.2)
+    first = cluster._executors(sc)
+    assert cluster.python_workers(spark).python is not None and not said, said
+    assert sc._jsc.sc().killExecutor(sorted(first)[0]) and sc._jsc.sc().requestExecutors(1)
+    while (not cluster._executors(sc) or cluster._executors(sc) == first) and time.time() < deadline:
+        time.sleep(0.2)  # another executor process replaces it (as under dynamic allocation)
+    later = cluster._executors(sc)
+    assert later and later != first, (first, later)
+    assert cluster.python_workers(spark).python is not None
+    assert any("joined since the last probe: probing again" in m for m in said), said
+    cluster.python_workers(spark)
+    assert sum("probing again" in m for m in said) == 1, said  # probed once more, not at every call
+    spark.stop()
+    print("DYNAMIC-OK", sorted(first), sorted(later))
+    """
+)
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_an_executor_that_joins_later_is_probed_on_a_real_cluster(tmp_path):
+    """local-cluster: executor 0 is killed and another requested (the way dynamic allocation adds one); the next
+    call probes again (the fast sibling: test_executors_that_join_later_are_probed)."""
+    import pyspark
+
+    env = dict(os.environ, SPARK_HOME=os.path.dirname(pyspark.__file__), PYSPARK_PYTHON=sys.executable,
+               PYSPARK_DRIVER_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1")
+    env.pop("PYSPARK_SUBMIT_ARGS", None)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    proc = subprocess.run([sys.executable, "-c", DYNAMIC], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0 and "DYNAMIC-OK" in proc.stdout, (proc.stdout + proc.stderr)[-3000:]
