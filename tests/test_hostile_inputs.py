@@ -190,6 +190,17 @@ def _duplicate_case(spark, files, tmp_path, paths, listed):
     _agree(exact)
 
 
+# the default run keeps a representative of each family; the siblings run with -m slow (tests/conftest.py)
+FAST_PARAMS = {
+    "test_duplicated_input_files_count_as_spark_reads_them": {"a table folder and its partition directory",
+                                                              "a path twice"},
+    # every row rule and every build, not every pair
+    "test_the_sign_flag_of_every_spark_build_is_the_cores": {
+        "insert-only-default", "a delete then re-inserted-hash", "a negative weight of a new key-default, 1 KB",
+        "a negative null weight-default", "a zero weight-hash"},
+}
+
+
 @pytest.mark.spark
 @pytest.mark.parametrize("name, paths, listed", DUPLICATE_CASES, ids=[c[0] for c in DUPLICATE_CASES])
 def test_duplicated_input_files_count_as_spark_reads_them(spark, files, tmp_path, name, paths, listed):

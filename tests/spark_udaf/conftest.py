@@ -35,3 +35,14 @@ def standalone(tmp_path_factory):
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def jar_self_test():
+    """The jar's self-test output, run once per test run (a JVM of its own, about 10 s): the hash vectors, the
+    golden estimate and sample vectors, each checked by its own test."""
+    from spark_udaf import native
+
+    if not native.available():
+        pytest.skip("no JDK: the jar cannot be built here")
+    return native.self_test()

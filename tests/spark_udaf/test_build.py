@@ -40,6 +40,10 @@ SHAPES = [
 ]
 
 
+# every kind and every partitioning once in the default run; the other pairs with -m slow (tests/conftest.py)
+FAST_PARAMS = {"test_byte_identical_to_in_memory_any_partitioning": {"1-hash", "3-skimmed", "8-agms"}}
+
+
 @pytest.mark.parametrize("make", SHAPES, ids=["hash", "skimmed", "agms"])
 @pytest.mark.parametrize("partitions", [1, 3, 8])
 def test_byte_identical_to_in_memory_any_partitioning(frame, make, partitions):

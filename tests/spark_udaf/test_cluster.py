@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.cluster]  # out of the default run: .ci/run runs them
 
 SCRIPT = textwrap.dedent(
     """

@@ -60,8 +60,8 @@ def test_the_vectors_cover_every_query_and_ported_kind():
 
 
 @pytest.mark.skipif(not native.available(), reason="no JDK: the jar cannot be built here")
-def test_the_jar_self_test_checks_every_vector():
-    out = native.self_test()
+def test_the_jar_self_test_checks_every_vector(jar_self_test):
+    out = jar_self_test
     assert f"({len(golden.read()[1])} golden estimate vectors)" in out
 
 

@@ -15,6 +15,10 @@ from .test_sample_sql import _plan, _rows
 
 pytestmark = pytest.mark.spark
 
+# the default run keeps one partitioning per bucket count and one spread table; the rest run with -m slow
+FAST_PARAMS = {"test_bucketed_build_equals_the_core_for_every_key_type_and_partitioning": {
+    "1-random7", "3-spread", "64-by_key"}}
+
 CONF = "spark.skimsketch.sample.bucketedBuild"
 
 

@@ -203,10 +203,10 @@ def test_the_jar_carries_the_pre_flag_samples():
 
 
 @pytest.mark.skipif(not native.available(), reason="no JDK: the jar cannot be built here")
-def test_the_jar_self_test_checks_every_golden_sample_vector():
+def test_the_jar_self_test_checks_every_golden_sample_vector(jar_self_test):
     """Besides the vectors: every golden blob read and written back, three rebuilt from rows, and 3,000 altered
     blobs either read back exactly or refused with CorruptSketchError (SampleSelfTest.java)."""
-    assert f"({len(_golden()[1])} golden sample vectors)" in native.self_test()
+    assert f"({len(_golden()[1])} golden sample vectors)" in jar_self_test
 
 
 def test_golden_sample_vectors_through_the_sql_functions(sspark):

@@ -23,7 +23,7 @@ import pytest
 import skimsketch as ss
 from spark_udaf.datagen import zipf_keys
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.cluster]  # out of the default run: .ci/run runs them
 ROOT = Path(__file__).resolve().parents[2]
 BARE = "/usr/bin/python3"
 

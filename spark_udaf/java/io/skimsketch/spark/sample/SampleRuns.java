@@ -72,7 +72,7 @@ public final class SampleRuns implements Serializable {
             return Math.addExact(a, b);
         } catch (ArithmeticException e) {
             throw new io.skimsketch.spark.CounterOverflowError("skim_sample_agg: a total weight (the SUM of the "
-                    + "weights) would overflow the sample's int64 totals: for larger sums use float totals, "
+                    + "weights) would overflow the int64 totals of the sample: for larger sums use float totals, "
                     + "skim_sample_agg(key, CAST(weight AS DOUBLE))");
         }
     }
