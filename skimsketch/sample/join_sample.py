@@ -85,9 +85,11 @@ class SampleMergeError(IncompatibleSketchError):
         super().__init__("key sets", "finished", "finished", "merge")
         self.args = (
             f"cannot merge finished join samples: {why}. A finished sample keeps only its sample, not the totals "
-            "of the keys it dropped, so the union's sample is unknown. Merge the building pieces (before "
-            "to_bytes), or build one sample from the union of the rows, or build the pieces for disjoint key-hash "
-            "partitions (JoinSample.for_bytes(..., partition=(i, P)))",
+            "of the keys it dropped, so the union's sample is unknown (refused even when both kept every key, so "
+            "that a union refused on a big day is refused on the first). Merge the building pieces (before "
+            "to_bytes), or build one sample from the union of the rows (over days: keep each day's per-key totals, "
+            "GROUP BY key, and sample the union of the totals; or union skimmed sketches), or build the pieces for "
+            "disjoint key-hash partitions (JoinSample.for_bytes(..., partition=(i, P)))",
         )
 
 
@@ -183,10 +185,11 @@ class JoinSample(Serialisable):
 
     @property
     def finished(self) -> bool:
-        """True when the object holds only its sample (read from bytes, or merged from finished pieces) and the
-        sample did not keep every key: it can no longer be updated nor merged but with disjoint pieces. A sample
-        that kept every key (``tau`` infinite) is as good as its totals: not finished, wherever it came from."""
-        return self._store is None and not self._fin.complete
+        """True when the object holds only its sample (read from bytes, or merged from finished pieces) and holds
+        a key: it can no longer be updated, and merges only with disjoint key-hash pieces or samples without keys.
+        Also when the sample kept every key (``tau`` infinite): the rule must not depend on the table's size, or
+        a daily union that works on small days would fail on the first big one (``docs/sample.md``)."""
+        return not self._exact()
 
     @property
     def tau(self) -> float:
@@ -268,16 +271,24 @@ class JoinSample(Serialisable):
             self._fin = select(np.asarray(keys), tot, self._budget, self._parts > 1, self._float)
         return self._fin
 
+    def _exact(self) -> bool:
+        """Whether the object holds every key's exact total: building, or holding no key at all. A sample read
+        from bytes that kept every key holds them too, but is not taken as exact: a daily union or update that
+        worked while every day's sample kept every key would fail on the first day one did not."""
+        return self._store is not None or self._fin.n_keys == 0
+
     def _totals(self, what: str) -> Totals:
-        """The exact totals (building, or a sample that kept every key), else :class:`SampleMergeError`
+        """The exact totals (building, or a sample without keys), else :class:`SampleMergeError`
         or, for ``update``, a :class:`ValueError` naming the remedy."""
         if self._store is None:
-            if not self._fin.complete:
+            if not self._exact():
                 if what == "update":
                     raise ValueError(
-                        "cannot update a finished JoinSample (read from bytes): it keeps only its sample, not "
-                        "every key's total; update the building sample before to_bytes, or build a new one")
-                raise SampleMergeError("this sample did not keep every key")
+                        "cannot update a finished JoinSample (read from bytes, or merged from finished pieces): it "
+                        "keeps only its sample, not every key's total (refused even when it kept every key, so "
+                        "that an update that works on a small table works on a big one); update the building "
+                        "sample before to_bytes, or build a new one from all the rows")
+                raise SampleMergeError("this sample is finished")
             return Totals(self._float, ExactStore(self._float, *_sorted(self._fin.fps, self._fin.totals)))
         return self._store
 
@@ -287,6 +298,10 @@ class JoinSample(Serialisable):
         Keys and weights follow the sketches' rules (:mod:`skimsketch.keys.canonical`): int, str
         and bytes keys, nulls skipped (their weight goes to :attr:`null_weight`). The totals are kept
         per fingerprint ``fp(k)`` (:mod:`skimsketch.sample.rank`)."""
+        if self._parts > 1 and self._legacy:
+            raise ValueError("cannot update a layout-1 partial piece: its partitions came from a hash this version "
+                             "no longer computes; merge it with the other pieces of its partitioning (the result "
+                             "is a whole sample), or rebuild the pieces")
         store = self._totals("update")
         scalar = batch_scalar_weight(weights, self._float)
         batch = canonicalize(keys, None if scalar is not None else weights, allow_float_weights=self._float)
@@ -296,10 +311,6 @@ class JoinSample(Serialisable):
                 f"this sample holds {_KINDS[self._key_domain]} keys, got {_KINDS[batch.key_domain]} keys: a sample "
                 "holds one key domain (integer and string keys never join); use another sample or cast the keys")
         fps = fingerprints(batch.keys, self._seed, self._legacy)
-        if self._parts > 1 and self._legacy and len(batch.keys):
-            raise ValueError("cannot update a layout-1 partial piece: its partitions came from a hash this version "
-                             "no longer computes; merge it with the other pieces of its partitioning (the result "
-                             "is a whole sample), or rebuild the pieces")
         if self._parts > 1 and len(batch.keys):
             part = partitions_fp(fps, self._parts)
             bad = ~np.isin(part, list(self._covered))
@@ -348,19 +359,24 @@ class JoinSample(Serialisable):
         self._check_compatible(other, "merge")
         if other is self:
             other = other.copy()
-        mine_exact = self._store is not None or self._fin.complete
-        theirs_exact = other._store is not None or other._fin.complete
+        mine_exact, theirs_exact = self._exact(), other._exact()
         total, null = self._total + other._total, self._null + other._null
         if not self._float:  # (the dtypes are equal: checked)
             if not (I64.min <= total <= I64.max and I64.min <= null <= I64.max):
                 raise CounterOverflowError("merge would overflow the int64 total weight; the sample is unchanged")
-        parts, covered = _union_claims(self, other, need_disjoint=not (mine_exact and theirs_exact))
         legacy = self._legacy if self.n_keys else other._legacy  # an empty sample takes the other's rank hash
         if mine_exact and theirs_exact:
+            parts, covered = _union_claims(self, other, need_disjoint=False)
             theirs = other._totals("merge").store()
             store = self._totals("merge").store().plus(theirs.keys, theirs.wide_weights(), "merge")
             self._store, self._fin = Totals(self._float, store), None
+        elif not (self.n_keys and other.n_keys) and not (self._parts == other._parts > 1):
+            # a side without keys (and not a sibling piece, whose claim counts) adds its weights: the other stays
+            keyed = other if mine_exact else self
+            parts, covered = keyed._parts, keyed._covered
+            self._fin, self._store = keyed._sample(), None
         else:
+            parts, covered = _union_claims(self, other, need_disjoint=True)
             a, b = self._sample(), other._sample()
             self._fin = select(np.concatenate([a.fps, b.fps]), np.concatenate([a.totals, b.totals]), self._budget,
                                 parts > 1, self._float, (a.tau, b.tau), a.n_keys + b.n_keys)

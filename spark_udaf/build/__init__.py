@@ -112,6 +112,12 @@ def sketch_partials(df, column: str, sketch, weight: str | None = None, by=None,
     count in the sketch's ``null_weight`` and never join; rows with a null
     weight are skipped. Lazy: nothing runs until the result is consumed.
     Merging all rows (of a group) gives the sketch of the whole column.
+
+    A :class:`~skimsketch.JoinSample` template gives rows that merge exactly too
+    (:func:`spark_udaf.build.sample.sample_partials`): on the JVM one row per group
+    (``skim_sample_agg``); in Python the ``P`` key-hash pieces of the column (a shuffle
+    routes each key to its piece), or with ``by`` one row per group (a shuffle routes each
+    group to one task, which holds the group's exact totals).
     """
     from pyspark.sql.types import BinaryType, StructField, StructType
 
@@ -122,6 +128,11 @@ def sketch_partials(df, column: str, sketch, weight: str | None = None, by=None,
         raise ValueError(f"chunk_rows must be positive, got {chunk_rows}")
     check_columns(df, column, sketch, weight)
     selected = _selected(df, column, weight, by)
+    if isinstance(sketch, ss.JoinSample):  # partial samples must be pieces of disjoint keys to merge exactly
+        built = sample_build.sample_partials(df, column, sketch, weight, by)
+        if built is not None:
+            return built
+        selected = selected.repartition(sample_build.parts_of(df), *by)  # a group's rows in one task: its sample
     require_python(df.sparkSession, f"building the sketch of {column!r} on the Python path")
     out = StructType([field_of(df, b) for b in by] + [StructField(_SKETCH_COL, BinaryType(), False)])
     template = sketch.empty_like().to_bytes()
@@ -244,6 +255,8 @@ def sketch_pair(left, lcol: str, right, rcol: str, template, lweight: str | None
     one stage and only partial sketches reach the driver. Each result is
     byte-identical to :func:`sketch_column` of its side (integer weights).
     Integer keys only pair with integer keys, string/binary with string/binary.
+    A :class:`~skimsketch.JoinSample` template builds each side as :func:`sketch_column` does
+    (``skim_sample_agg`` on the JVM, else key-hash pieces in Python): two jobs, the core's bytes.
     """
     from pyspark.sql import functions as F
 
@@ -254,6 +267,9 @@ def sketch_pair(left, lcol: str, right, rcol: str, template, lweight: str | None
     rt = check_key_field(right, rcol).dataType.simpleString()
     if not keys_join(lt, rt):
         raise ValueError(f"key columns {lcol!r} and {rcol!r} have incompatible types {lt} and {rt}")
+    if isinstance(template, ss.JoinSample):  # a join sample: each side as sketch_column builds it
+        return (sample_build.sample_column(left, lcol, template, lweight),
+                sample_build.sample_column(right, rcol, template, rweight))
     side = "__skim_side"
     parts = (sketch_partials(left, lcol, template, lweight, chunk_rows=chunk_rows).withColumn(side, F.lit(0))
              .unionByName(sketch_partials(right, rcol, template, rweight, chunk_rows=chunk_rows)
@@ -281,11 +297,14 @@ def sketch_parquet(spark, path, column: str, sketch, weight: str | None = None, 
     a stored type Spark would convert, an unreadable file) it declines and
     that general path runs instead. Needs the files readable with pyarrow's
     filesystems (local, ``hdfs://``, ``s3://``/``s3a://``, ``gs://``) from the
-    driver and the executors.
+    driver and the executors. A :class:`~skimsketch.JoinSample` template is built as
+    :func:`sketch_column` builds it (``tasks`` and ``chunk_rows`` do not apply).
     """
     require_template(sketch)
     paths = [path] if isinstance(path, str) else list(path)
     df = spark.read.parquet(*paths)
+    if isinstance(sketch, ss.JoinSample):  # per-file partial samples would not merge: sketch_column's builders
+        return sketch_column(df, column, sketch, weight)
     built = sketch_parquet_scan(df, column, sketch, weight, tasks=tasks, chunk_rows=chunk_rows)
     if built is None:
         built = sketch_column(df, column, sketch, weight, chunk_rows=chunk_rows, parquet_fast_path=False)

@@ -36,6 +36,8 @@ import logging
 
 import pyarrow as pa
 
+import skimsketch as ss
+
 from .._common import check_columns, field_of, merge_blobs, require_sketch, worker_errors
 from ..cluster import python_usable
 from .partials import CHUNK_ROWS, PartialAccumulator
@@ -302,6 +304,9 @@ def sketch_parquet_scan(df, column: str, template, weight: str | None = None, *,
     decline the caller runs the general path.
     """
     require_template(template)
+    if isinstance(template, ss.JoinSample):  # a join sample: per-file samples would not merge (sketch_column)
+        _LOG.info("Parquet fast path declined: a JoinSample is built by spark_udaf.build.sample")
+        return None
     files = plain_parquet_scan(df)
     if not files:
         return None

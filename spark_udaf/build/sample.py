@@ -27,15 +27,18 @@ from skimsketch.sample.rank import MAX_PARTITIONS
 from .. import native
 from . import native as native_build
 from .._common import check_columns, field_of, worker_errors
+from ..cluster import require_python
 from ..functions import skim_sample_agg
 
-__all__ = ["SUMMARIES", "native_sides", "nbytes_of", "sample_by", "sample_column", "use_sample"]
+__all__ = ["SUMMARIES", "native_sides", "nbytes_of", "python_pieces", "sample_by", "sample_column", "sample_partials",
+           "use_sample"]
 
 #: estimate_join_size's choice of summary.
 SUMMARIES = ("auto", "sample", "sketch")
 
 _INT_TYPES = ("tinyint", "smallint", "int", "bigint")
 _PIECE_COL = "piece"
+_SKETCH_COL = "sketch"  # the partial builders' column (spark_udaf.build.sketch_partials)
 
 
 def nbytes_of(sample: ss.JoinSample) -> int:
@@ -98,51 +101,103 @@ def _use_native(df, column, sample, weight, path) -> bool:
     return reason is None
 
 
-def _parts(df) -> int:
+def parts_of(df) -> int:
+    """``P``: ``spark.sql.shuffle.partitions`` within [2, MAX_PARTITIONS]."""
     n = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions", "8"))
     return max(2, min(MAX_PARTITIONS, n))
 
 
-def _python(df, column: str, sample, weight: str | None):
-    """The Python path (module docstring) -> the whole sample."""
+def _routed(df, column: str, sample, weight: str | None, parts: int):
+    """The rows (``k``, ``w``) with their piece ``p = part_P(fp(k))`` (0 for a NULL key) and ``m`` false, plus one
+    marker row (``m`` true) per piece so that every piece is built, repartitioned by ``p``."""
     import pyarrow as pa
     from pyspark.sql import functions as F
+    from pyspark.sql.types import BooleanType, LongType, StructField, StructType
 
-    parts, seed, budget, dtype = _parts(df), sample.seed, sample.budget, sample.dtype
+    seed = sample.seed
     cols = [F.col(column).alias("k")] + ([] if weight is None else [F.col(weight).alias("w")])
     keyed = df.select(*cols)
-    from pyspark.sql.types import LongType, StructField, StructType
-
-    out_schema = StructType([*keyed.schema.fields, StructField("p", LongType(), False)])
+    out_schema = StructType([*keyed.schema.fields, StructField("p", LongType(), False),
+                             StructField("m", BooleanType(), False)])
 
     def route(batches):
         for b in batches:
             p = ss.JoinSample.partition_of(b.column(0), parts, seed=seed)
             p[p < 0] = 0  # a null key adds to the null weight of any piece: piece 0's
-            yield pa.RecordBatch.from_arrays([*b.columns, pa.array(p, pa.int64())], names=[*b.schema.names, "p"])
+            yield pa.RecordBatch.from_arrays([*b.columns, pa.array(p, pa.int64()), pa.array(p < -1)],
+                                             names=[*b.schema.names, "p", "m"])
+
+    markers = df.sparkSession.range(parts).select(
+        *[F.lit(None).cast(f.dataType).alias(f.name) for f in keyed.schema.fields],
+        F.col("id").alias("p"), F.lit(True).alias("m"))
+    return keyed.mapInArrow(route, out_schema).unionByName(markers).repartition(parts, "p")
+
+
+def _piece_builder(budget: int, seed: int, dtype: str, parts: int, weighted: bool):
+    """The ``mapInArrow`` function: routed rows -> one row per piece ``(i, P)`` met (markers included)."""
 
     def build(batches):
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         pieces = {}
         for b in batches:
-            p = b.column(b.num_columns - 1).to_numpy(zero_copy_only=False)
-            for i in set(p.tolist()):
-                rows = b.filter(pa.array(p == i))
+            n = b.num_columns
+            p = b.column(n - 2).to_numpy(zero_copy_only=False)
+            m = b.column(n - 1).to_numpy(zero_copy_only=False)
+            for i in np.unique(p).tolist():
                 piece = pieces.setdefault(i, ss.JoinSample(budget, seed, dtype, partition=(i, parts)))
-                piece.update(rows.column(0), None if weight is None else rows.column(1))
+                take = (p == i) & ~m
+                if not take.any():
+                    continue
+                rows = b.filter(pa.array(take))
+                keys, w = rows.column(0), rows.column(1) if weighted else None
+                if w is not None and w.null_count:  # a NULL weight skips its row, as SQL's SUM
+                    valid = pc.is_valid(w)
+                    keys, w = pc.filter(keys, valid), pc.filter(w, valid)
+                piece.update(keys, w)
         if pieces:
             yield pa.RecordBatch.from_arrays([pa.array([p.to_bytes() for p in pieces.values()], pa.binary())],
-                                             names=[_PIECE_COL])
+                                             names=[_SKETCH_COL])
 
-    routed = keyed.mapInArrow(route, out_schema).repartition(parts, "p")
+    return build
+
+
+def python_pieces(df, column: str, sample, weight: str | None = None):
+    """The Python path's partial samples (module docstring): a lazy DataFrame of ``P`` rows (``sketch``: the
+    finished piece ``(i, P)`` of every ``i``, empty ones included), whose merge is exactly the whole sample."""
+    parts = parts_of(df)
+    build = _piece_builder(sample.budget, sample.seed, sample.dtype, parts, weight is not None)
+    return _routed(df, column, sample, weight, parts).mapInArrow(build, f"{_SKETCH_COL} binary")
+
+
+def _python(df, column: str, sample, weight: str | None):
+    """The Python path (module docstring) -> the whole sample."""
     with worker_errors():
-        blobs = [bytes(r[0]) for r in routed.mapInArrow(build, f"{_PIECE_COL} binary").collect()]
-    got = [ss.JoinSample.from_bytes(b) for b in blobs]
-    covered = {i for g in got for i in g.partition[0]} if got else set()
-    got += [ss.JoinSample(budget, seed, dtype, partition=(i, parts)) for i in range(parts) if i not in covered]
-    total = got[0]
-    for g in got[1:]:
-        total = total.merge(g)
+        blobs = [bytes(r[0]) for r in python_pieces(df, column, sample, weight).collect()]
+    total = ss.JoinSample.from_bytes(blobs[0])
+    for b in blobs[1:]:
+        total = total.merge(ss.JoinSample.from_bytes(b))
+    if total.partition is not None:  # every piece is built (a marker row each): a missing one is a bug
+        raise RuntimeError(f"the Python sample build returned pieces {total.partition} instead of all of them")
     return ss.JoinSample.from_bytes(total.to_bytes())
+
+
+def sample_partials(df, column: str, sample, weight: str | None = None, by=()):
+    """``sketch_partials`` of a join sample: a lazy DataFrame (``by`` columns, ``sketch``) whose rows of a group
+    merge exactly into the group's sample. On the JVM (the jar loaded): one row per group, ``skim_sample_agg``
+    (the group's whole sample, as ``sketch_column``/``sketch_by``). In Python: ungrouped, the ``P`` key-hash pieces
+    of :func:`python_pieces`; grouped, the rows are repartitioned by the ``by`` columns so that one task holds a
+    group's every row and builds its whole sample (its exact totals: memory grows with the group's distinct keys)."""
+    _template(sample)
+    if _use_native(df, column, sample, weight, "auto"):
+        agg = _aggregate(df, column, sample, weight).alias(_SKETCH_COL)
+        return df.groupBy(*by).agg(agg) if by else df.agg(agg)
+    if not by:
+        require_python(df.sparkSession, f"building the sample of {column!r} on the Python path")
+        return python_pieces(df, column, sample, weight)
+    return None  # the caller routes the groups to tasks (spark_udaf.build.sketch_partials)
 
 
 def sample_column(df, column: str, sample, weight: str | None = None, path: str = "auto") -> ss.JoinSample:

@@ -266,12 +266,6 @@ def test_a_piece_refuses_keys_of_other_partitions():
         build(keys[part != 2], partition=(2, 4))
 
 
-def test_samples_that_kept_every_key_update_and_merge_exactly():
-    a = ss.from_bytes(build([1, 2, 2], 512).to_bytes())
-    b = ss.from_bytes(build([2, 3], 512).to_bytes())
-    assert a.merge(b).update([3]).to_bytes() == build([1, 2, 2, 2, 3, 3], 512).to_bytes()
-
-
 def test_pickling_keeps_a_building_sample_building():
     import pickle
 

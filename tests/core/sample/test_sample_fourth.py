@@ -151,7 +151,7 @@ def test_a_complete_layout1_piece_refuses_new_rows_naming_the_remedy():
     ext += struct.pack("<q", 7) + struct.pack("<i", 3)
     head = fmt.Header(5, 8, 1, 0, None, False, 0.0, 3, 0, False, counter_width=4, key_domain="int")
     piece = ss.from_bytes(fmt.encode(head, np.zeros(0), ext, 4))
-    assert piece.partition == ((0,), 2) and not piece.finished and piece.frequency(7).value == 3
+    assert piece.partition == ((0,), 2) and piece.finished and piece.frequency(7).value == 3
     with pytest.raises(ValueError, match="cannot update a layout-1 partial piece.*merge it with the other pieces"):
         piece.update([7])
 
@@ -175,10 +175,15 @@ def test_the_sample_helpers_are_exported():
 
 
 # -- item 8: labels ---------------------------------------------------------------------------------------------
-def test_finished_is_false_for_a_sample_that_kept_every_key_wherever_it_came_from():
+def test_finished_says_what_update_and_merge_do_whatever_the_size():
+    """A sample read from bytes holding keys is finished, also when it kept every key (issue 33 item 7: the rule
+    must not depend on the table's size); one without keys is not, and updates."""
     s = ss.JoinSample.for_bytes(1024).update([1, 2, 3])
     back = ss.from_bytes(s.to_bytes())
-    assert not back.finished and back == s and "building" in repr(back)
-    assert back.update([4]).n_keys == 4  # what not finished promises
+    assert back.finished and back.to_bytes() == s.to_bytes() and "finished" in repr(back)
+    with pytest.raises(ValueError, match="cannot update a finished JoinSample"):
+        back.update([4])
+    empty = ss.from_bytes(ss.JoinSample.for_bytes(1024).update([None]).to_bytes())
+    assert not empty.finished and empty.update([4]).n_keys == 1 and "building" in repr(empty)
     big = ss.from_bytes(ss.JoinSample.for_bytes(256).update(np.arange(1000)).to_bytes())
     assert big.finished and "finished" in repr(big)
