@@ -160,7 +160,10 @@ def test_unions_obey_the_core_merge_rule(sspark):
         df = sspark.createDataFrame([(s.to_bytes(),) for s in samples], "s binary").repartition(len(samples))
         return bytes(df.selectExpr("skim_union_agg(s) AS u").collect()[0].u)
 
-    assert union_agg(small) == (small[0] + small[1]).to_bytes()  # complete samples add their totals
+    with pytest.raises(Exception, match="their keys may overlap.*refused even when both kept every key"):
+        union_agg(small)  # finished samples holding keys, complete or not (issue 33 item 7)
+    assert union_agg([small[0], ss.JoinSample.for_bytes(1024, 1).update([None])]) == \
+        small[0].copy().update([None]).to_bytes()  # a sample without keys adds its weights only
     assert union_agg(pieces) == ss.JoinSample.for_bytes(1024, 1).update(keys).to_bytes()  # disjoint pieces
     with pytest.raises(Exception, match=r"SampleMergeError|IncompatibleSketchError: cannot merge finished join "
                                         r"samples: their keys may overlap .* partition=\(i, P\)"):

@@ -299,10 +299,20 @@ public final class SampleChecks {
             small.add(k, 1, 2L);
         }
         byte[] sb = small.toBytes();
-        SampleState twice = SampleFormat.decode(sb).merge(SampleFormat.decode(sb));
+        SampleState nulls = SampleState.building(400, 7, false);
+        nulls.legacy = true;
+        nulls.add(null, 1, 3L);
+        SampleState twice = SampleFormat.decode(sb).merge(SampleFormat.decode(nulls.toBytes()));
         check(SampleEstimator.join(back, SampleFormat.decode(ob), 0.95).value == self && twice.legacy
-                && twice.sample().complete() && twice.totalWeight() == 20.0
-                && SampleEstimator.frequency(twice, 3, 1, 0.95).value == 4.0, "legacy joins and merges legacy");
+                && twice.sample().complete() && twice.totalWeight() == 10.0 && twice.nullWeight() == 3.0
+                && SampleEstimator.frequency(twice, 3, 1, 0.95).value == 2.0, "legacy joins and merges legacy");
+        try {
+            SampleFormat.decode(sb).merge(SampleFormat.decode(sb));
+            throw new AssertionError("self-test failed: two finished samples that kept every key merged");
+        } catch (IncompatibleSketchError e) {
+            check(e.getMessage().startsWith("cannot merge finished join samples: their keys may overlap"),
+                    "finished samples holding keys never merge, complete or not: " + e.getMessage());
+        }
         byte[] both = ob.clone();
         both[SampleFormat.HEADER + 5] = 3;
         java.util.zip.CRC32 crc = new java.util.zip.CRC32();

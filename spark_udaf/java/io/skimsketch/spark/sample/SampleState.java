@@ -364,13 +364,21 @@ public final class SampleState implements Serializable {
     /** The core's SampleMergeError (an IncompatibleSketchError) with its remedy. */
     static IncompatibleSketchError mergeError(String why) {
         return new IncompatibleSketchError("cannot merge finished join samples: " + why + ". A finished sample "
-                + "keeps only its sample, not the totals of the keys it dropped, so the union's sample is unknown. "
-                + "Merge the building pieces (before to_bytes), or build one sample from the union of the rows, or "
-                + "build the pieces for disjoint key-hash partitions (JoinSample.for_bytes(..., partition=(i, P)))");
+                + "keeps only its sample, not the totals of the keys it dropped, so the union's sample is unknown "
+                + "(refused even when both kept every key, so that a union refused on a big day is refused on the "
+                + "first). Merge the building pieces (before to_bytes), or build one sample from the union of the "
+                + "rows (over days: keep each day's per-key totals, GROUP BY key, and sample the union of the "
+                + "totals; or union skimmed sketches), or build the pieces for disjoint key-hash partitions "
+                + "(JoinSample.for_bytes(..., partition=(i, P)))");
     }
 
+    /**
+     * Every key's exact total is here: building, or finished without a key. A finished sample that kept every key
+     * is not taken as exact (the core's JoinSample._exact): a daily union that worked while every day's sample
+     * kept every key would fail on the first day one did not.
+     */
     private boolean exactTotals() {
-        return map != null || (finishedOnly() && fin.complete());
+        return map != null || (finishedOnly() && fin.nKeys == 0);
     }
 
     private SampleTotals totalsMap() {
@@ -410,6 +418,21 @@ public final class SampleState implements Serializable {
             sel.absorb(o.sel); // two streams of disjoint keys (the rewritten aggregate's partial buffers)
         } else {
             boolean both = exactTotals() && o.exactTotals();
+            if (!both && (nKeys() == 0 || o.nKeys() == 0) && !(parts == o.parts && parts > 1)) {
+                // a side without keys (and not a sibling piece, whose claim counts) adds its weights only
+                SampleState keyed = nKeys() == 0 ? o : this;
+                Fin f = keyed.sample();
+                parts = keyed.parts;
+                covered = (BitSet) keyed.covered.clone();
+                map = null;
+                sel = null;
+                fin = f;
+                total = t2;
+                nullW = n2;
+                keyDomain = kd;
+                signFlag = flag;
+                return this;
+            }
             claims(o, !both);
             if (both) {
                 SampleTotals mine = totalsMap();
