@@ -28,8 +28,9 @@ Life cycle.
 * *Finished* (``from_bytes``; ``to_bytes`` writes it): only the sample. A finished
   sample cannot be updated, and two finished samples whose keys may overlap cannot be
   merged (it cannot know the totals it did not keep): :class:`SampleMergeError` names
-  the remedy. Exceptions, both exact: a sample that kept every key (``tau = inf``) is as
-  good as its totals, so it updates and merges as a building one; and pieces built for
+  the remedy, also when both kept every key (``tau = inf``), so that a daily union refused
+  on a big day is refused on the first (``docs/sample.md``, "Unions over time"). A sample
+  without keys updates and merges (adding its weights). The exact exception: pieces built for
   disjoint partitions of the key hash (``partition=(i, P)``: every key ``k`` of piece
   ``i`` has ``part_P(fp(k)) == i``, checked by ``update``) merge exactly: a piece keeps its
   ``min(K, C)`` smallest (so it may exceed ``nbytes``), the union keeps its smallest by the

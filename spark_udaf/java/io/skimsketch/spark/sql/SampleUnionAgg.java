@@ -10,9 +10,9 @@ import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.expressions.Aggregator;
 
 /**
- * skim_union_agg over sketch bytes (UnionAgg's merge) or join samples (JoinSample.merge's rule: exact
- * totals add, pieces of disjoint key-hash partitions merge exactly, two finished samples whose keys may
- * overlap are refused with the core's SampleMergeError message). A sketch and a sample in one group are
+ * skim_union_agg over sketch bytes (UnionAgg's merge) or join samples (JoinSample.merge's rule: pieces of
+ * disjoint key-hash partitions merge exactly, a sample without keys adds its weights, two finished samples
+ * holding keys are refused with the core's SampleMergeError message, also when both kept every key). A sketch and a sample in one group are
  * the core's incompatibility error. NULLs are skipped; NULL when there is nothing.
  */
 public final class SampleUnionAgg extends Aggregator<byte[], SampleUnionAgg.Buffer, byte[]> {
