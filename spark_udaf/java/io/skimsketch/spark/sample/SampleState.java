@@ -431,6 +431,7 @@ public final class SampleState implements Serializable {
                 nullW = n2;
                 keyDomain = kd;
                 signFlag = flag;
+                legacy = hash;
                 return this;
             }
             claims(o, !both);
