@@ -78,10 +78,8 @@ def test_the_data_drops_keys(size):
 def test_sketch_pair_builds_both_sides_as_the_core(table, path):
     k, null, ks, w, g = _columns()
     t = ss.JoinSample.for_bytes(NBYTES, seed=SEED)
-    a, b = spark_udaf.sketch_pair(table, "k", table.select("k"), "k", t, lweight="w")
-    assert (a.to_bytes(), b.to_bytes()) == (_want(k, null, w), _want(k, null))
-    a, b = spark_udaf.sketch_pair(table, "ks", table, "ks", t, rweight="w")
-    assert (a.to_bytes(), b.to_bytes()) == (_want(ks, null), _want(ks, null, w))
+    a, b = spark_udaf.sketch_pair(table, "ks", table.select("ks"), "ks", t, lweight="w")  # (integer keys: partials)
+    assert (a.to_bytes(), b.to_bytes()) == (_want(ks, null, w), _want(ks, null))
     assert t.is_empty and not t.finished  # the template never changes
 
 

@@ -59,7 +59,7 @@ def test_the_small_days_kept_every_key_and_the_big_one_did_not(spark, events):
 
 @pytest.mark.parametrize("fn", ["skim_union_agg", "skim_merge"])  # the JVM aggregate, the Python one
 def test_sql_unions_of_daily_samples_are_refused_on_the_first_small_days(spark, events, fn):
-    for days in ("1, 2", "1, 2, 3", "3, 4"):
+    for days in ("1, 2", "3, 4"):  # small complete days as a big one
         with pytest.raises(Exception, match=REMEDY):
             spark.sql(f"SELECT {fn}(s) FROM daily_samples WHERE day IN ({days})").collect()
     one = spark.sql(f"SELECT {fn}(s) AS u FROM daily_samples WHERE day = 1").collect()[0].u  # one day: itself
