@@ -15,10 +15,10 @@ session has: the native functions of the jar (``spark_udaf.configure``, or a
 server started with ``spark.sql.extensions``), or the Python ones of
 ``spark_udaf.register(spark)``. Optional parameters are passed only when given,
 and by name (``weight => ...``, ``nbytes => ...``, ``confidence => ...``), which
-both implementations read the same way (docs/spark.md). Where the session's
-function is the Python one, a key column is guarded: a STRING in a collation
-other than UTF8_BINARY is refused on its first row, naming the remedy, as the
-jar refuses it when it analyses the call (docs/inputs.md).
+both implementations read the same way (docs/spark.md). A STRING key in a
+collation other than UTF8_BINARY is refused when the query is analysed, by the
+jar's functions and by the Python ones ``spark_udaf.register`` registered
+(:mod:`spark_udaf.sql.guard`, docs/inputs.md).
 """
 
 from __future__ import annotations
@@ -27,8 +27,6 @@ import operator
 from decimal import Decimal
 
 import numpy as np
-
-from ._common import collation_error, column_text
 
 __all__ = [
     "skim_frequency",
@@ -106,54 +104,13 @@ def _call(name: str, *args):
     return F.call_function(name, *args)
 
 
-def _python_impl(name: str) -> bool:
-    """Whether SQL calls of ``name`` in the active classic session reach a Python function (no jar, or
-    ``register(spark, estimates="python")``): the jar's functions are registered under its class names."""
-    from pyspark.sql import SparkSession
-
-    spark = SparkSession.getActiveSession()
-    if spark is None or getattr(spark, "_jsparkSession", None) is None:  # none, or Spark Connect: the server's
-        return False
-    try:
-        cls = spark.catalog.getFunction(name).className or ""
-    except Exception:  # not registered (yet): Spark's own error comes when the query is analysed
-        return False
-    return not cls.startswith("io.skimsketch.spark")
-
-
-def _binary_collation(fn: str, key, shown: str):
-    """``key`` refused, row by row, when it is a STRING in a collation other than UTF8_BINARY, with the message of
-    the jar's analyser (``_common.collation_error``). Spark hands a Python function a collated string as plain
-    text (the collation is not in the Arrow data), so the Python SQL functions would hash its bytes and count
-    'Alice' and 'alice' under UTF8_LCASE as two keys; the check is a constant after analysis (``typeof``)."""
-    from pyspark.sql import functions as F
-
-    t = F.typeof(key)
-    collated = t.startswith("string collate ") & (t != F.lit("string collate UTF8_BINARY"))
-    text = collation_error(f"{fn}: key column {shown!r}", "\x00", "\x01")
-    head, rest = text.split("\x00", 1)
-    mid, tail = rest.split("\x01", 1)
-    message = F.concat(F.lit("skimsketch.errors.KeyTypeError: " + head), t, F.lit(mid),
-                       F.substring(t, len("string collate ") + 1, 200), F.lit(tail))
-    return F.when(collated, F.raise_error(message)).otherwise(key)
-
-
-def _key(fn: str, col):
-    """The key argument of ``fn``: the column, guarded by :func:`_binary_collation` where ``fn`` is Python (the
-    jar refuses a collated key when it analyses the call, naming the same remedy)."""
-    c = _col(col)
-    if not _python_impl(fn):
-        return c
-    return _binary_collation(fn, c, col if isinstance(col, str) else column_text(c))
-
-
 def skim_sketch_agg(col, weight=None, *, nbytes: int | None = None, seed: int | None = None):
     """The library default sketch of ``col`` (``SkimmedSketch.for_bytes(nbytes, seed)``), as BINARY.
 
     ``weight``: a numeric column (a SUM sketch). ``nbytes`` (16384 by default) and
     ``seed`` (0; unsigned 64-bit) are constants; each is passed (by name) only when given.
     """
-    args = [_key("skim_sketch_agg", col)] + ([] if weight is None else [_named("weight", _col(weight))])
+    args = [_col(col)] + ([] if weight is None else [_named("weight", _col(weight))])
     if nbytes is not None:
         args.append(_named("nbytes", _lit(nbytes, "nbytes")))
     if seed is not None:
@@ -164,7 +121,7 @@ def skim_sketch_agg(col, weight=None, *, nbytes: int | None = None, seed: int | 
 def skim_hash_sketch_agg(col, width: int, depth: int, seed: int | None = None, weight=None):
     """A hash (Fast-AGMS) sketch ``HashSketch(width, depth, seed)`` of ``col``, as BINARY (``seed``: unsigned
     64-bit, 0 by default)."""
-    args = [_key("skim_hash_sketch_agg", col)] + ([] if weight is None else [_named("weight", _col(weight))])
+    args = [_col(col)] + ([] if weight is None else [_named("weight", _col(weight))])
     args += [_named("width", _lit(width, "width")), _named("depth", _lit(depth, "depth"))]
     if seed is not None:
         args.append(_named("seed", _seed(seed, "skim_hash_sketch_agg")))
@@ -213,7 +170,7 @@ def skim_frequency(a, key, confidence: float | None = None):
     from pyspark.sql import Column
     from pyspark.sql import functions as F
 
-    k = _key("skim_frequency", key) if isinstance(key, Column) else F.lit(key)
+    k = key if isinstance(key, Column) else F.lit(key)
     args = [_col(a), k]
     if confidence is not None:
         args.append(_named("confidence", _lit(float(confidence), "confidence")))

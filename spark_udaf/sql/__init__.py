@@ -30,6 +30,7 @@ that could be the weight or the first size parameter is refused: name it,
 (:data:`USAGE`, :func:`describe`).
 
 Modules: this one registers; :mod:`spark_udaf.sql.args` binds the arguments,
+:mod:`spark_udaf.sql.guard` refuses collated keys,
 :mod:`spark_udaf.sql.fallbacks` holds the plain-Python implementations,
 :mod:`spark_udaf.sql.udfs` their Arrow UDF wrappers and :mod:`spark_udaf.sql.docs`
 the DESCRIBE FUNCTION text.
@@ -49,12 +50,13 @@ Python-only functions, kept under their earlier names (documented aliases)::
 Scalar functions return NULL for NULL arguments.
 
 Collated keys. The jar's functions refuse a STRING key in a collation other
-than UTF8_BINARY when the query is analysed (docs/inputs.md). The Python
-functions here cannot: Spark passes a collated string to a Python function as
-plain text, its collation dropped, so SQL text calling them hashes its bytes
-('Alice' and 'alice' under UTF8_LCASE count as two keys). Normalise such keys
-first (``lower(key) COLLATE UTF8_BINARY``); the column helpers of
-:mod:`spark_udaf.functions` do the check for you (on the first row).
+than UTF8_BINARY when the query is analysed (docs/inputs.md). Spark passes a
+collated string to a Python function as plain text, its collation dropped, so
+:func:`register` wraps the key-taking Python functions' builders in a classic
+session's registry (:mod:`spark_udaf.sql.guard`): they refuse it when the query
+is analysed too, with the same message. A Spark Connect client cannot wrap its
+server's functions, nor are functions registered by hand guarded: there,
+normalise such keys first (``lower(key) COLLATE UTF8_BINARY``).
 
 Partial aggregation. PySpark Python aggregates never aggregate map-side: all
 rows of a group are shuffled to one Python worker. The Python builders stream
@@ -75,6 +77,7 @@ from .. import native
 from .._common import worker_python
 from .args import DEFAULT_NBYTES, MIN_NBYTES, MIN_WIDTH
 from .docs import USAGE, describe, document
+from .guard import guard
 from .fallbacks import (
     build_from_batches, estimate_call, frequency_impl, info_impl, join_impl, merge_impl, self_join_impl, union_impl,
 )
@@ -158,4 +161,5 @@ def register(spark, confidence: float = 0.95, exclude_merge_subplans: bool = Tru
         spark.udf.register(name, fns[name])
     spark.udtf.register("skim_sketch_partials", partials_udtf())
     document(spark, python_names + ["skim_sketch_partials"])
+    guard(spark, python_names)  # collated keys refused when a query is analysed (spark_udaf.sql.guard)
     return tuple(dict.fromkeys(FUNCTIONS + ALIASES + native_names))

@@ -1,0 +1,74 @@
+"""Collated keys refused by the Python SQL functions when Spark analyses the call (classic sessions).
+
+Spark hands a Python function a STRING in a collation other than UTF8_BINARY as
+plain text (its collation dropped), so the Python builders would hash its bytes and
+count 'Alice' and 'alice' under UTF8_LCASE as two keys. :func:`guard` wraps each
+function's builder in the session's function registry: Spark calls it on the driver
+with the call's resolved arguments, and it refuses any argument that is such a
+string with the jar's message (``_common.collation_error``: the function, the type,
+the collation and the remedy ``lower(key) COLLATE UTF8_BINARY``), before any job.
+The wrapper is a Py4J proxy: the refusal reaches the caller inside Py4J's
+"exception was raised by the Python Proxy" error. Spark Connect clients have no
+registry to wrap (their server's functions check or not).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from .._common import collation_error
+
+__all__ = ["KEYED", "guard"]
+
+#: The Python SQL functions taking a key argument (every other argument is numeric or BINARY).
+KEYED = ("skim_sketch_agg", "skim_hash_sketch_agg", "skim_frequency", "skim_sketch", "skim_sketch_weighted",
+         "skim_skimmed_sketch")
+_LOG = logging.getLogger("spark_udaf")
+
+
+class _Guard:
+    """A ``scala.Function1[Seq[Expression], Expression]``: refuses collated string arguments, else builds the call
+    with the builder it wraps."""
+
+    def __init__(self, name: str, inner):
+        self.name, self.inner = name, inner
+
+    def apply(self, args):
+        for i in range(args.length()):
+            t = args.apply(i).dataType()
+            shown = t.simpleString()
+            if shown.startswith("string collate ") and shown != "string collate UTF8_BINARY":
+                raise ValueError(collation_error(self.name, shown, shown[len("string collate "):]))
+        return self.inner.apply(args)
+
+    class Java:
+        implements = ["scala.Function1"]
+
+
+def guard(spark, names) -> list:
+    """Wrap the builders of the session's temporary Python functions ``names`` (those of :data:`KEYED`) -> the
+    names guarded; none for Spark Connect, or when Py4J's callback server cannot start (logged)."""
+    jss = getattr(spark, "_jsparkSession", None)
+    wanted = set(names) & set(KEYED)
+    if jss is None or not wanted:
+        return []
+    from pyspark.java_gateway import ensure_callback_server_started
+
+    try:
+        ensure_callback_server_started(spark.sparkContext._gateway)
+    except Exception as e:  # the check then cannot run: say so once
+        _LOG.warning("collated keys are not checked by the Python SQL functions (no Py4J callback server: %s)", e)
+        return []
+    registry = jss.sessionState().functionRegistry()
+    done = []
+    ids = registry.listFunction().iterator()
+    while ids.hasNext():
+        fid = ids.next()
+        name = fid.funcName()
+        if name not in wanted or (fid.database().isDefined() and fid.database().get() == "builtin"):
+            continue
+        entry = registry.lookupFunctionEntry(fid)
+        if entry.isDefined():
+            registry.registerFunction(fid, entry.get()._1(), _Guard(name, entry.get()._2()))
+            done.append(name)
+    return done
