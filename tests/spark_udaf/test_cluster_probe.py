@@ -146,7 +146,7 @@ DYNAMIC = textwrap.dedent(
 )
 
 
-@pytest.mark.slow
+@pytest.mark.cluster
 @pytest.mark.spark
 def test_an_executor_that_joins_later_is_probed_on_a_real_cluster(tmp_path):
     """local-cluster: executor 0 is killed and another requested (the way dynamic allocation adds one); the next
