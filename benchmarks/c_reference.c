@@ -1,6 +1,6 @@
 /* The C reference of benchmarks/bench_update.py: the work of a sketch update as plain C loops.
  *
- * Written apart from skimsketch/kernels/_ckernels.c, straight from the definitions (the hash family in
+ * Written apart from skimsketch/kernels/*.c, straight from the definitions (the hash family in
  * skimsketch/keys/hashing.py's docstring, MurmurHash3 x64-128 as published): per key one hash,
  * then one signed scatter-add per table into a (depth, width) int64 array. No Python, no
  * canonicalisation, no checks: the speed a hand-written loop reaches on this machine. The

@@ -18,8 +18,8 @@ when the extension is importable and current, unless the environment variable
 ``SKIMSKETCH_KERNELS=numpy`` asks for the reference; :func:`use` switches it.
 
 This package's modules: :mod:`.arith` (exact arithmetic, cell accumulation), :mod:`.reference` (the
-interface and the numpy reference), :mod:`.compiled` (the C extension, ``_ckernels.c``); this module
-chooses the backend and exports the names every family uses.
+interface and the numpy reference), :mod:`.compiled` (the C extension: ``_ckernels.c``, ``ck_*.c``,
+``ckernels.h``); this module chooses the backend and exports the names every family uses.
 """
 
 from __future__ import annotations

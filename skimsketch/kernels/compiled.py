@@ -1,7 +1,7 @@
-"""The compiled kernels: the C extension ``skimsketch.kernels._ckernels`` (``_ckernels.c`` beside this file,
-built by the package's setuptools build) behind :class:`CompiledKernels`, with the same bytes as the
-reference. :func:`compiled_problem` says why they cannot serve: not built, or built from another version
-of the C source (its SHA-1 is compiled in)."""
+"""The compiled kernels: the C extension ``skimsketch.kernels._ckernels`` (the ``*.c`` files and ``ckernels.h``
+beside this file, built by the package's setuptools build) behind :class:`CompiledKernels`, with the same bytes
+as the reference. :func:`compiled_problem` says why they cannot serve: not built, or built from another version
+of the C sources (their SHA-1, :func:`source_sha`, is compiled in)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import numpy as np
 from .arith import CHUNK, as_counter_delta
 from .reference import Kernels
 
-__all__ = ["CompiledKernels", "compiled_problem", "extension", "extension_built"]
+__all__ = ["CompiledKernels", "compiled_problem", "extension", "extension_built", "source_sha"]
 
 
 def _load_extension():
@@ -128,14 +128,24 @@ def extension():
     return _ckernels
 
 
+def source_sha(paths) -> str:
+    """SHA-1 over the kernels' C sources in name order (each file's name, a NUL, its bytes, a NUL); setup.py
+    compiles the same digest in as ``SOURCE_SHA``."""
+    h = hashlib.sha1()
+    for path in sorted(paths, key=lambda p: p.name):
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
 def compiled_problem() -> str | None:
     """Why the compiled kernels cannot serve (None: they can)."""
     if _ckernels is None:
         return "skimsketch.kernels._ckernels is not built (no C compiler when the package was installed)"
-    source = Path(__file__).with_name("_ckernels.c")
-    if source.exists() and hashlib.sha1(source.read_bytes()).hexdigest() != _ckernels.SOURCE_SHA:
-        return ("skimsketch.kernels._ckernels was built from another version of skimsketch/kernels/_ckernels.c: "
-                "reinstall the package (pip install -e .) to rebuild it")
+    here = Path(__file__).parent
+    sources = [*here.glob("*.c"), *here.glob("*.h")]  # none in an installed wheel: nothing to compare
+    if sources and source_sha(sources) != _ckernels.SOURCE_SHA:
+        return ("skimsketch.kernels._ckernels was built from another version of its C sources "
+                "(skimsketch/kernels/*.c, *.h): reinstall the package (pip install -e .) to rebuild it")
     return None
 
 

@@ -1,6 +1,6 @@
 """The heavy-key table's admission loop (:mod:`skimsketch.heavy.table`, ``docs/heavy.md``): its hashes, the
 written-down reference (plain Python, one arrival at a time) and the dispatch to the compiled loop
-(``heavy_admit`` in ``_ckernels.c``), which gives the same state, draws and spills
+(``heavy_admit`` in ``ck_heavy.c``), which gives the same state, draws and spills
 (``tests/core/heavy/test_table.py``).
 
 The loop works on a table object with the arrays ``keys`` (int64), ``counts`` (int64 or float64),
