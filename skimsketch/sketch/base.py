@@ -20,19 +20,17 @@ data holds (docs/format.md, "Exact mode"). Estimators that need counters of an
 exact sketch read the counters it would convert to (:attr:`counters`).
 
 This module holds the state, update, merge and subtract; the queries are :mod:`.query`'s
-(:class:`~.query.SketchQueries`), the bytes :mod:`.serialise`'s (:class:`~.serialise.SketchBytes`).
+(:class:`~.query.SketchQueries`), the bytes :mod:`.serialise`'s (:class:`~.serialise.SketchBytes`), and the
+rule every join estimate obeys (float rescaling, the sign) :mod:`.signed_join`'s.
 """
 
 from __future__ import annotations
 
-import functools
-import math
 from typing import ClassVar
 
 import numpy as np
 
 from ..errors import CounterOverflowError, IncompatibleSketchError, KeyTypeError, check_int
-from ..estimate import Estimate
 from ..stats.exact_store import ExactStore, aggregate
 from .exact_mode import converted_delta, exact_capacity
 from ..keys.hashing import MAX_DEPTH, MAX_WIDTH, family
@@ -42,6 +40,7 @@ from ..format.kinds import register_kind
 from ..format.serde import Serialisable
 from .query import SketchQueries
 from .serialise import SketchBytes
+from .signed_join import FloatRescale, signed_join
 from .state import LinearState
 
 __all__ = ["DTYPES", "Sketch"]
@@ -49,7 +48,7 @@ __all__ = ["DTYPES", "Sketch"]
 DTYPES = ("int64", "float64")
 
 
-class Sketch(SketchQueries, SketchBytes, Serialisable):
+class Sketch(SketchQueries, SketchBytes, FloatRescale, Serialisable):
     """Base class of the linear sketches (not instantiated directly)."""
 
     KIND: ClassVar[int]
@@ -60,7 +59,7 @@ class Sketch(SketchQueries, SketchBytes, Serialisable):
         if "KIND" in cls.__dict__:  # a serialisable kind: from_bytes finds it by its KIND byte
             register_kind(cls)
         if "join_size" in cls.__dict__:  # every kind's join estimate obeys the sign rule (see nonnegative)
-            cls.join_size = _signed_join(cls.__dict__["join_size"])
+            cls.join_size = signed_join(cls.__dict__["join_size"])
 
     def __init__(self, width: int, depth: int, seed: int = 0, dtype: str = "int64", exact: bool = False):
         self._width = check_int("width", width, 1, MAX_WIDTH)
@@ -438,45 +437,4 @@ class Sketch(SketchQueries, SketchBytes, Serialisable):
         return self.copy().subtract(other)
 
 
-#: float counters whose largest magnitude is outside ``2^-RESCALE .. 2^RESCALE`` are rescaled for a join
-#: estimate: its variance bounds multiply four of them (``F2(f) F2(g)``), which would overflow or underflow
-RESCALE = 120
-
-
-def _rescale_exponent(sketch) -> int:
-    """``-e`` with ``2^e`` the magnitude of a float counter-mode sketch whose counters are far from 1, else 0."""
-    if not isinstance(sketch, Sketch) or not sketch.float_counters or sketch._exact is not None:
-        return 0
-    top = sketch._state.magnitude()
-    if top == 0.0 or not math.isfinite(top):
-        return 0
-    e = math.frexp(top)[1]
-    return -e if abs(e) > RESCALE else 0
-
-
-def _signed_join(join_size):
-    """``join_size`` whose estimate is clipped at 0 when both sketches know their frequencies are
-    non-negative (:attr:`Sketch.nonnegative`): the one place the rule is applied, for every kind."""
-
-    @functools.wraps(join_size)
-    def signed(self, other, *args, **kwargs):
-        ea, eb = _rescale_exponent(self), _rescale_exponent(other)
-        if ea or eb:  # float counters far from 1: estimate on exactly rescaled copies, scale the answer back
-            est = join_size(self._rescaled(ea), other._rescaled(eb), *args, **kwargs)
-            est = Estimate(*(math.ldexp(x, -(ea + eb)) for x in (est.value, est.low, est.high)), est.confidence,
-                           est.method, est.detail)
-        else:
-            est = join_size(self, other, *args, **kwargs)
-        if self.nonnegative and getattr(other, "nonnegative", False):
-            if est.high < 0:  # the interval missed (J >= 0): fall back to Cauchy-Schwarz, J <= sqrt(F2(f) F2(g))
-                conf = est.confidence
-                top = math.sqrt(max(self.self_join_size(conf).high, 0.0)) * math.sqrt(
-                    max(other.self_join_size(conf).high, 0.0))
-                return Estimate(0.0, 0.0, top, conf, est.method, dict(est.detail, bound="cauchy-schwarz"))
-            return est.at_least(0.0)
-        return est
-
-    return signed
-
-
-Sketch.join_size = _signed_join(Sketch.join_size)
+Sketch.join_size = signed_join(Sketch.join_size)
