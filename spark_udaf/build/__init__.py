@@ -139,6 +139,19 @@ def sketch_partials(df, column: str, sketch, weight: str | None = None, by=None,
     return selected.mapInArrow(_partition_builder(template, weight is not None, len(by), chunk_rows), out)
 
 
+def _group_samples(df, column, sketch, weight, by, chunk_rows):
+    """The Python path of ``sketch_by`` for a join sample: :func:`sketch_partials` forced to Python (the rows
+    repartitioned by ``by``, one whole sample per group, a row each)."""
+    from pyspark.sql.types import BinaryType, StructField, StructType
+
+    check_columns(df, column, sketch, weight)
+    selected = _selected(df, column, weight, by).repartition(sample_build.parts_of(df), *by)
+    require_python(df.sparkSession, f"building the samples of {column!r} by {by} on the Python path")
+    out = StructType([field_of(df, b) for b in by] + [StructField(_SKETCH_COL, BinaryType(), False)])
+    template = sketch.empty_like().to_bytes()
+    return selected.mapInArrow(_partition_builder(template, weight is not None, len(by), chunk_rows), out)
+
+
 def sketch_column(df, column: str, sketch, weight: str | None = None, *, merge: str = "driver",
                   chunk_rows: int = CHUNK_ROWS, parquet_fast_path: bool = True, path: str = "auto"):
     """A new sketch of ``df[column]`` (weighted by ``df[weight]``), shaped like the template ``sketch``.
@@ -239,7 +252,8 @@ def sketch_by(df, column: str, sketch, by, weight: str | None = None, *, chunk_r
     if not by:
         raise ValueError("sketch_by needs at least one group column")
     if isinstance(sketch, ss.JoinSample):  # a join sample: its own builders
-        return sample_build.sample_by(df, column, sketch, by, weight, path)
+        built = sample_build.sample_by(df, column, sketch, by, weight, path)
+        return built if built is not None else _group_samples(df, column, sketch, weight, by, chunk_rows)
     built = native_build.sketch_by(df, column, sketch, by, weight, path)
     if built is not None:
         return built

@@ -214,11 +214,12 @@ def sample_column(df, column: str, sample, weight: str | None = None, path: str 
 
 def sample_by(df, column: str, sample, by: list, weight: str | None = None, path: str = "auto"):
     """One sample per group of ``by``: a DataFrame (``by`` columns, ``sketch`` bytes), built on the JVM
-    (Spark's shuffle groups the rows by (group, key) first). Without the jar: ``ValueError`` naming the remedy."""
+    (Spark's shuffle groups the rows by (group, key) first); ``None`` for the Python path (no jar, or
+    ``path="python"``: the caller routes each group's rows to one task, which builds the group's sample from
+    its exact totals, so a task's memory grows with its groups' distinct keys)."""
     _template(sample)
-    if not _use_native(df, column, sample, weight, "native" if path == "auto" else path):
-        raise ValueError("sketch_by builds join samples on the JVM only: configure the session with the native jar "
-                         "(spark_udaf.configure), or build each group with sketch_column")
+    if not _use_native(df, column, sample, weight, path):
+        return None
     return df.groupBy(*by).agg(_aggregate(df, column, sample, weight).alias("sketch"))
 
 

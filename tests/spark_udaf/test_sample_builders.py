@@ -96,6 +96,10 @@ def test_sketch_partials_merge_into_the_core_sample(table, path):
     assert sorted(r.g for r in by) == [0, 1, 2]  # one row per group, whichever the path
     for r in by:
         assert bytes(r.sketch) == _want(k, null, w, rows=g == r.g), r.g
+    days = spark_udaf.sketch_by(table, "ks", t, "g").collect()  # sketch_by too: the JVM, or Python without it
+    assert sorted(r.g for r in days) == [0, 1, 2]
+    for r in days:
+        assert bytes(r.sketch) == _want(ks, null, rows=g == r.g), r.g
 
 
 def test_sketch_parquet_builds_the_core_sample(spark, table, path, tmp_path):
