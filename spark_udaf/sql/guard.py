@@ -7,14 +7,16 @@ function's builder in the session's function registry: Spark calls it on the dri
 with the call's resolved arguments, and it refuses any argument that is such a
 string with the jar's message (``_common.collation_error``: the function, the type,
 the collation and the remedy ``lower(key) COLLATE UTF8_BINARY``), before any job.
-The wrapper is a Py4J proxy: the refusal reaches the caller inside Py4J's
-"exception was raised by the Python Proxy" error. Spark Connect clients have no
+The wrapper is a Py4J proxy: the refusal (``skimsketch.errors.KeyTypeError``)
+reaches the caller inside Py4J's "exception was raised by the Python Proxy" error. Spark Connect clients have no
 registry to wrap (their server's functions check or not).
 """
 
 from __future__ import annotations
 
 import logging
+
+import skimsketch as ss
 
 from .._common import collation_error
 
@@ -38,7 +40,7 @@ class _Guard:
             t = args.apply(i).dataType()
             shown = t.simpleString()
             if shown.startswith("string collate ") and shown != "string collate UTF8_BINARY":
-                raise ValueError(collation_error(self.name, shown, shown[len("string collate "):]))
+                raise ss.KeyTypeError(collation_error(self.name, shown, shown[len("string collate "):]))
         return self.inner.apply(args)
 
     class Java:
