@@ -275,7 +275,7 @@ def _commit() -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", type=int, default=200, help="hash seeds per cell (default 200; 40 with --quick)")
+    ap.add_argument("--seeds", type=int, default=None, help="hash seeds per cell (default 200; 40 with --quick)")
     ap.add_argument("--seed0", type=int, default=10_000, help="first hash seed")
     ap.add_argument("--nbytes", default="1024,4096,16384,65536", help="budgets, comma-separated; F:G per side")
     ap.add_argument("--asym", default="148:65536,65536:148", help="asymmetric budgets run as well ('' for none)")
@@ -292,10 +292,10 @@ def main(argv=None) -> int:
     ap.add_argument("--cache", default=CACHE, help="folder of the generated tables ('' for none)")
     ap.add_argument("--out", default=None, help=f"result file ('' for none; default {OUT}, *_quick.txt with --quick)")
     args = ap.parse_args(argv)
-    seeds = args.seeds if args.seeds != 200 or not args.quick else 40
+    seeds = args.seeds if args.seeds is not None else 40 if args.quick else 200
     kinds = [k for k in args.kinds.split(",") if k]
     bad = [k for k in kinds if k not in KINDS]
-    if bad or args.seeds < 1 or not 1 <= args.procs <= 2:
+    if bad or seeds < 1 or not 1 <= args.procs <= 2:
         ap.error(f"--kinds {bad} not among {KINDS}" if bad else "--seeds must be >= 1 and --procs 1 or 2")
     budgets = _budgets(args.nbytes) + [b for b in _budgets(args.asym) if b not in _budgets(args.nbytes)]
     shapes = adv.select(args.shapes, args.quick)
