@@ -319,18 +319,7 @@ public final class SketchState implements Externalizable {
 
     /** search="prefix", counter mode: the hierarchy counters as float64 [level][table][bucket]. */
     public double[][][] hierRows() {
-        flushCache();
-        int w = 1 << spec.hierLg;
-        double[][][] out = new double[Hashing.LEVELS][spec.hierDepth][w];
-        for (int l = 0; l < Hashing.LEVELS; l++) {
-            for (int t = 0; t < spec.hierDepth; t++) {
-                for (int b = 0; b < w; b++) {
-                    int i = (l * spec.hierDepth + t) * w + b;
-                    out[l][t][b] = spec.isFloat ? floats.hier[i] : (double) ints.hier[i];
-                }
-            }
-        }
-        return out;
+        return CounterViews.hierRows(this);
     }
 
     /** The exact-mode entries (key -> Long or Double weight); null in counter mode. */
@@ -354,30 +343,7 @@ public final class SketchState implements Externalizable {
      * converted first (as the core's counter view of it), without changing this state.
      */
     public double[][] counterRows() {
-        flushCache();
-        if (exact()) {
-            if (spec.kind == KIND_AGMS) {
-                throw new UnsupportedOperationException("an exact-mode AGMS sketch's counters are computed by Estimator");
-            }
-            SketchState c = new SketchState(spec.withExact(false));
-            c.keyDomain = keyDomain;
-            for (Map.Entry<Long, ? extends Number> x : exactEntries().entrySet()) {
-                if (spec.isFloat) {
-                    c.addCounters(x.getKey(), keyDomain, x.getValue().doubleValue());
-                } else {
-                    c.addCounters(x.getKey(), keyDomain, x.getValue().longValue());
-                }
-            }
-            return c.counterRows();
-        }
-        double[][] rows = new double[spec.depth][spec.width];
-        for (int p = 0; p < spec.depth; p++) {
-            for (int q = 0; q < spec.width; q++) {
-                int i = p * spec.width + q;
-                rows[p][q] = spec.isFloat ? floats.main[i] : (double) ints.main[i];
-            }
-        }
-        return rows;
+        return CounterViews.counterRows(this);
     }
 
     /** Whether every counter (or, in exact mode, entry) is zero; the cache flushed. */
