@@ -70,6 +70,7 @@ from .totals import Totals
 from .rank import MAX_PARTITIONS, fingerprints, order, partitions_fp, ranks, units
 from .selection import Finished, select
 from ..format.serde import Serialisable
+from .merging import SampleMergeError, SampleMerges
 
 __all__ = ["JoinSample", "SampleMergeError", "sample_max_entries"]
 
@@ -77,21 +78,6 @@ MIN_NBYTES, MAX_NBYTES = fmt.SAMPLE_MIN_BUDGET, fmt.SAMPLE_MAX_BUDGET
 LAYOUT1_OVERHEAD, LAYOUT1_ENTRY, LAYOUT1_FLOAT_ENTRY = 100, 12, 16  # a layout-1 sample of capacity m: budget 100 + 12 m
 _LAYOUT = {True: "layout 1", False: "layout 2"}  # the rank hash of a legacy sample, of a new one
 _KINDS = {"int": "integer", "str": "string/bytes"}
-
-
-class SampleMergeError(IncompatibleSketchError):
-    """Two finished samples whose keys may overlap: the merge cannot be exact."""
-
-    def __init__(self, why: str):
-        super().__init__("key sets", "finished", "finished", "merge")
-        self.args = (
-            f"cannot merge finished join samples: {why}. A finished sample keeps only its sample, not the totals "
-            "of the keys it dropped, so the union's sample is unknown (refused even when both kept every key, so "
-            "that a union refused on a big day is refused on the first). Merge the building pieces (before "
-            "to_bytes), or build one sample from the union of the rows (over days: keep each day's per-key totals, "
-            "GROUP BY key, and sample the union of the totals; or union skimmed sketches), or build the pieces for "
-            "disjoint key-hash partitions (JoinSample.for_bytes(..., partition=(i, P)))",
-        )
 
 
 def sample_max_entries(nbytes: int, dtype: str = "int64") -> int:
@@ -108,7 +94,7 @@ def sample_max_entries(nbytes: int, dtype: str = "int64") -> int:
 
 
 @register_kind
-class JoinSample(Serialisable):
+class JoinSample(SampleMerges, Serialisable):
     """A coordinated l2 priority sample of key fingerprints in ``nbytes`` bytes (module docstring).
 
     ``seed`` chooses the shared hash: only samples of equal seeds join. ``dtype`` is
@@ -355,42 +341,6 @@ class JoinSample(Serialisable):
         if self._legacy != other._legacy and self.n_keys and other.n_keys:  # fingerprints of different hashes
             raise IncompatibleSketchError("rank hash", _LAYOUT[self._legacy], _LAYOUT[other._legacy], operation)
 
-    def merge(self, other: JoinSample) -> JoinSample:
-        """The sample of the union; returns ``self`` (module docstring: exact or refused)."""
-        self._check_compatible(other, "merge")
-        if other is self:
-            other = other.copy()
-        mine_exact, theirs_exact = self._exact(), other._exact()
-        total, null = self._total + other._total, self._null + other._null
-        if not self._float:  # (the dtypes are equal: checked)
-            if not (I64.min <= total <= I64.max and I64.min <= null <= I64.max):
-                raise CounterOverflowError("merge would overflow the int64 total weight; the sample is unchanged")
-        legacy = self._legacy if self.n_keys else other._legacy  # an empty sample takes the other's rank hash
-        if mine_exact and theirs_exact:
-            parts, covered = _union_claims(self, other, need_disjoint=False)
-            theirs = other._totals("merge").store()
-            store = self._totals("merge").store().plus(theirs.keys, theirs.wide_weights(), "merge")
-            self._store, self._fin = Totals(self._float, store), None
-        elif not (self.n_keys and other.n_keys) and not (self._parts == other._parts > 1):
-            # a side without keys (and not a sibling piece, whose claim counts) adds its weights: the other stays
-            keyed = other if mine_exact else self
-            parts, covered = keyed._parts, keyed._covered
-            self._fin, self._store = keyed._sample(), None
-        else:
-            parts, covered = _union_claims(self, other, need_disjoint=True)
-            a, b = self._sample(), other._sample()
-            self._fin = select(np.concatenate([a.fps, b.fps]), np.concatenate([a.totals, b.totals]), self._budget,
-                                parts > 1, self._float, (a.tau, b.tau), a.n_keys + b.n_keys)
-            self._store = None
-        self._total, self._null, self._legacy = total, null, legacy
-        self._parts, self._covered = parts, covered
-        self._key_domain = self._domain() or other._domain()
-        self._nonnegative = self._nonnegative and other._nonnegative
-        return self
-
-    def __add__(self, other):
-        return self.copy().merge(other)
-
     # -- queries ------------------------------------------------------------
     def join_size(self, other: JoinSample, confidence: float = 0.95) -> Estimate:
         """Estimated ``sum_k f(k) g(k)`` (unbiased; :mod:`skimsketch.sample.estimator`): exact when
@@ -481,17 +431,3 @@ def _sorted(keys: np.ndarray, totals: np.ndarray) -> tuple[np.ndarray, np.ndarra
     o = np.argsort(keys, kind="stable")
     return keys[o], totals[o]
 
-
-def _union_claims(a: JoinSample, b: JoinSample, need_disjoint: bool) -> tuple[int, frozenset]:
-    """(P, covered) of the union of two samples' key claims; with ``need_disjoint`` the claims must be
-    disjoint partitions of one partitioning, else :class:`SampleMergeError`."""
-    same = a._parts == b._parts and a._parts > 1
-    if need_disjoint:
-        if not same:
-            raise SampleMergeError("their keys may overlap (they are not pieces of one key-hash partitioning)")
-        if a._covered & b._covered:
-            raise SampleMergeError(f"both cover partitions {sorted(a._covered & b._covered)} of {a._parts}")
-    if not same:
-        return 1, frozenset({0})
-    covered = a._covered | b._covered
-    return (1, frozenset({0})) if len(covered) == a._parts else (a._parts, covered)
