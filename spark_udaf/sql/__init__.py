@@ -161,5 +161,5 @@ def register(spark, confidence: float = 0.95, exclude_merge_subplans: bool = Tru
         spark.udf.register(name, fns[name])
     spark.udtf.register("skim_sketch_partials", partials_udtf())
     document(spark, python_names + ["skim_sketch_partials"])
-    guard(spark, python_names)  # collated keys refused when a query is analysed (spark_udaf.sql.guard)
+    guard(spark, python_names + ["skim_sketch_partials"])  # collated keys refused when analysed (sql.guard)
     return tuple(dict.fromkeys(FUNCTIONS + ALIASES + native_names))

@@ -5,7 +5,8 @@ plain text (its collation dropped), so the Python builders would hash its bytes 
 count 'Alice' and 'alice' under UTF8_LCASE as two keys. :func:`guard` wraps each
 function's builder in the session's function registry: Spark calls it on the driver
 with the call's resolved arguments, and it refuses any argument that is such a
-string with the jar's message (``_common.collation_error``: the function, the type,
+string (for ``skim_sketch_partials``, the ``key`` column of its TABLE argument)
+with the jar's message (``_common.collation_error``: the function, the type,
 the collation and the remedy ``lower(key) COLLATE UTF8_BINARY``), before any job.
 The wrapper is a Py4J proxy: the refusal (``skimsketch.errors.KeyTypeError``)
 reaches the caller inside Py4J's "exception was raised by the Python Proxy" error. Spark Connect clients have no
@@ -15,6 +16,7 @@ registry to wrap (their server's functions check or not).
 from __future__ import annotations
 
 import logging
+import re
 
 import skimsketch as ss
 
@@ -22,9 +24,12 @@ from .._common import collation_error
 
 __all__ = ["KEYED", "guard"]
 
-#: The Python SQL functions taking a key argument (every other argument is numeric or BINARY).
+#: The Python SQL functions taking a key argument (every other argument is numeric or BINARY), and the table
+#: function whose TABLE argument holds a ``key`` column.
 KEYED = ("skim_sketch_agg", "skim_hash_sketch_agg", "skim_frequency", "skim_sketch", "skim_sketch_weighted",
-         "skim_skimmed_sketch")
+         "skim_skimmed_sketch", "skim_sketch_partials")
+#: A collated string argument's collation, or that of the ``key`` field of a TABLE argument (a struct).
+_COLLATED = re.compile(r"(?:string collate |struct<(?:.*,)?key:string collate )(\w+)")
 _LOG = logging.getLogger("spark_udaf")
 
 
@@ -37,10 +42,9 @@ class _Guard:
 
     def apply(self, args):
         for i in range(args.length()):
-            t = args.apply(i).dataType()
-            shown = t.simpleString()
-            if shown.startswith("string collate ") and shown != "string collate UTF8_BINARY":
-                raise ss.KeyTypeError(collation_error(self.name, shown, shown[len("string collate "):]))
+            m = _COLLATED.match(args.apply(i).dataType().simpleString())
+            if m and m.group(1) != "UTF8_BINARY":  # a key argument, or the key column of a TABLE argument
+                raise ss.KeyTypeError(collation_error(self.name, f"string collate {m.group(1)}", m.group(1)))
         return self.inner.apply(args)
 
     class Java:
@@ -61,16 +65,17 @@ def guard(spark, names) -> list:
     except Exception as e:  # the check then cannot run: say so once
         _LOG.warning("collated keys are not checked by the Python SQL functions (no Py4J callback server: %s)", e)
         return []
-    registry = jss.sessionState().functionRegistry()
     done = []
-    ids = registry.listFunction().iterator()
-    while ids.hasNext():
-        fid = ids.next()
-        name = fid.funcName()
-        if name not in wanted or (fid.database().isDefined() and fid.database().get() == "builtin"):
-            continue
-        entry = registry.lookupFunctionEntry(fid)
-        if entry.isDefined():
-            registry.registerFunction(fid, entry.get()._1(), _Guard(name, entry.get()._2()))
-            done.append(name)
+    state = jss.sessionState()
+    for registry in (state.functionRegistry(), state.tableFunctionRegistry()):
+        ids = registry.listFunction().iterator()
+        while ids.hasNext():
+            fid = ids.next()
+            name = fid.funcName()
+            if name not in wanted or (fid.database().isDefined() and fid.database().get() == "builtin"):
+                continue
+            entry = registry.lookupFunctionEntry(fid)
+            if entry.isDefined():
+                registry.registerFunction(fid, entry.get()._1(), _Guard(name, entry.get()._2()))
+                done.append(name)
     return done

@@ -17,6 +17,7 @@ from spark_udaf import functions as SF
 from spark_udaf import native
 from spark_udaf.sql import python_functions
 from spark_udaf.sql.guard import KEYED, guard
+from spark_udaf.sql.udfs import partials_udtf
 
 pytestmark = pytest.mark.spark
 
@@ -47,7 +48,9 @@ def guarded(spark):
     native.drop_injected(spark, FALLBACKS)
     for name in FALLBACKS:
         spark.udf.register(name, fns[name])
-    assert sorted(guard(spark, FALLBACKS)) == sorted(set(FALLBACKS) & set(KEYED))
+    spark.udtf.register("skim_sketch_partials", partials_udtf())
+    names = FALLBACKS + ("skim_sketch_partials",)
+    assert sorted(guard(spark, names)) == sorted(set(names) & set(KEYED))
     yield spark
     spark_udaf.register(spark)
 
@@ -66,6 +69,9 @@ def test_sql_text_calling_the_python_functions_is_refused_when_analysed(guarded,
     with pytest.raises(Exception, match=_sql_refusal("skim_frequency", collation)):
         guarded.sql(f"SELECT skim_frequency(s, 'alice' COLLATE {collation}) FROM (SELECT skim_sketch_agg(k) AS s "
                     f"FROM ({NAMES}))")
+    table = f"TABLE(SELECT k COLLATE {collation} AS key, k AS grp FROM ({NAMES}))"
+    with pytest.raises(Exception, match="KeyTypeError: " + _sql_refusal("skim_sketch_partials", collation)):
+        guarded.sql(f"SELECT * FROM skim_sketch_partials({table}, 64, 3, 0)")
     row = guarded.sql(f"SELECT skim_sketch_agg(lower(k COLLATE {collation}) COLLATE UTF8_BINARY, nbytes => 4096) "
                       f"AS s FROM ({NAMES})").collect()[0]  # the remedy: the core's bytes of the lower-cased keys
     assert bytes(row.s) == ss.SkimmedSketch.for_bytes(4096).update([k.lower() for k in KEYS]).to_bytes()
