@@ -19,7 +19,7 @@ import java.util.BitSet;
  * <li>finished (read from bytes): the sample only ({@link Fin}).</li>
  * </ul>
  * Merges follow the core's rule: exact totals add; otherwise only pieces of one fingerprint
- * partitioning with disjoint partitions merge, else {@link #mergeError}. A legacy sample (read from
+ * partitioning with disjoint partitions merge, else the core's SampleMergeError ({@link SampleMerge}). A legacy sample (read from
  * layout 1: fingerprints h >>> 12) merges, unions and joins only legacy samples, or empty ones (no fingerprint to
  * disagree on: the merge takes the non-empty side's rank hash).
  */
@@ -92,7 +92,7 @@ public final class SampleState implements Serializable {
         }
     }
 
-    private static BitSet initialCover() {
+    static BitSet initialCover() {
         BitSet b = new BitSet();
         b.set(0);
         return b;
@@ -228,7 +228,7 @@ public final class SampleState implements Serializable {
         }
     }
 
-    private static double finite(double x) {
+    static double finite(double x) {
         if (!Double.isFinite(x)) {
             throw new CounterOverflowError("update would overflow a float64 weight to infinity; the sample is "
                     + "unchanged");
@@ -317,30 +317,7 @@ public final class SampleState implements Serializable {
         return SampleFormat.encode(this);
     }
 
-    // -- merges ----------------------------------------------------------------------------------
-    static String dtype(boolean f) {
-        return f ? "'float64'" : "'int64'";
-    }
-
-    /** The core's _check_compatible for a merge. */
-    void checkMerge(SampleState o) {
-        if (seed != o.seed) {
-            throw incompatible("seed", Long.toUnsignedString(seed), Long.toUnsignedString(o.seed), "merge");
-        }
-        if (isFloat != o.isFloat) {
-            throw incompatible("dtype", dtype(isFloat), dtype(o.isFloat), "merge");
-        }
-        if (nbytes != o.nbytes) {
-            throw incompatible("nbytes", Integer.toString(nbytes), Integer.toString(o.nbytes), "merge");
-        }
-        int da = nKeys() > 0 ? keyDomain : 0;
-        int db = o.nKeys() > 0 ? o.keyDomain : 0;
-        if (da != 0 && db != 0 && da != db) {
-            throw incompatible("key_domain", domainName(da), domainName(db), "merge");
-        }
-        checkRankHash(o, "merge");
-    }
-
+    // -- compatibility (joins and merges) and the merge (SampleMerge) --------------------------------
     /** The core's rank-hash rule: a legacy sample (layout 1) combines only with legacy samples or empty ones. */
     void checkRankHash(SampleState o, String op) {
         if (legacy != o.legacy && nKeys() > 0 && o.nKeys() > 0) {
@@ -361,161 +338,12 @@ public final class SampleState implements Serializable {
                 + theirs + ")");
     }
 
-    /** The core's SampleMergeError (an IncompatibleSketchError) with its remedy. */
-    static IncompatibleSketchError mergeError(String why) {
-        return new IncompatibleSketchError("cannot merge finished join samples: " + why + ". A finished sample "
-                + "keeps only its sample, not the totals of the keys it dropped, so the union's sample is unknown "
-                + "(refused even when both kept every key, so that a union refused on a big day is refused on the "
-                + "first). Merge the building pieces (before to_bytes), or build one sample from the union of the "
-                + "rows (over days: keep each day's per-key totals, GROUP BY key, and sample the union of the "
-                + "totals; or union skimmed sketches), or build the pieces for disjoint key-hash partitions "
-                + "(JoinSample.for_bytes(..., partition=(i, P)))");
-    }
-
-    /**
-     * Every key's exact total is here: building, or finished without a key. A finished sample that kept every key
-     * is not taken as exact (the core's JoinSample._exact): a daily union that worked while every day's sample
-     * kept every key would fail on the first day one did not.
-     */
-    private boolean exactTotals() {
-        return map != null || (finishedOnly() && fin.nKeys == 0);
-    }
-
-    private SampleTotals totalsMap() {
-        if (map != null) {
-            return map;
-        }
-        SampleTotals t = new SampleTotals(isFloat);
-        for (int i = 0; i < fin.fps.length; i++) {
-            t.add(fin.fps[i], fin.totals[i]);
-        }
-        return t;
-    }
-
     /**
      * The union (JoinSample.merge): exact totals add; a stream of disjoint keys absorbs another;
-     * finished pieces of disjoint partitions keep the smallest; anything else is refused. Returns this.
+     * finished pieces of disjoint partitions keep the smallest; anything else is refused ({@link SampleMerge}).
+     * Returns this.
      */
     public SampleState merge(SampleState o) {
-        checkMerge(o);
-        long t2;
-        long n2;
-        if (isFloat) {
-            t2 = Double.doubleToRawLongBits(finite(totalWeight() + o.totalWeight()));
-            n2 = Double.doubleToRawLongBits(finite(nullWeight() + o.nullWeight()));
-        } else {
-            try {
-                t2 = Math.addExact(total, o.total);
-                n2 = Math.addExact(nullW, o.nullW);
-            } catch (ArithmeticException e) {
-                throw new CounterOverflowError("merge would overflow the int64 total weight; the sample is unchanged");
-            }
-        }
-        int kd = nKeys() > 0 ? keyDomain : o.keyDomain;
-        boolean hash = nKeys() > 0 ? legacy : o.legacy; // an empty sample takes the other's rank hash
-        boolean flag = signFlag && o.signFlag;
-        if (sel != null && o.sel != null) {
-            sel.absorb(o.sel); // two streams of disjoint keys (the rewritten aggregate's partial buffers)
-        } else {
-            boolean both = exactTotals() && o.exactTotals();
-            if (!both && (nKeys() == 0 || o.nKeys() == 0) && !(parts == o.parts && parts > 1)) {
-                // a side without keys (and not a sibling piece, whose claim counts) adds its weights only
-                SampleState keyed = nKeys() == 0 ? o : this;
-                Fin f = keyed.sample();
-                parts = keyed.parts;
-                covered = (BitSet) keyed.covered.clone();
-                map = null;
-                sel = null;
-                fin = f;
-                total = t2;
-                nullW = n2;
-                keyDomain = kd;
-                signFlag = flag;
-                legacy = hash;
-                return this;
-            }
-            claims(o, !both);
-            if (both) {
-                SampleTotals mine = totalsMap();
-                SampleTotals theirs = o.totalsMap();
-                if (mine == o.map) {
-                    theirs = theirs.copy();
-                }
-                mine.addAll(theirs);
-                map = mine;
-                sel = null;
-            } else {
-                Fin a = sample();
-                Fin b = o.sample();
-                SampleSelect s = new SampleSelect(maxEntries(nbytes, isFloat), isFloat);
-                for (Fin f : new Fin[] {a, b}) {
-                    s.nKeys += f.nKeys; // (disjoint partitions: disjoint fingerprints)
-                    for (int i = 0; i < f.fps.length; i++) {
-                        s.offer(f.fps[i], f.totals[i], SampleRank.rank(f.fps[i], f.total(i)));
-                    }
-                    s.addTau(f.tau);
-                }
-                map = null;
-                sel = null;
-                parts = newParts;
-                covered = newCovered;
-                fin = s.finish(nbytes, whole());
-                total = t2;
-                nullW = n2;
-                keyDomain = kd;
-                signFlag = flag;
-                legacy = hash;
-                return this;
-            }
-            parts = newParts;
-            covered = newCovered;
-        }
-        fin = null;
-        total = t2;
-        nullW = n2;
-        keyDomain = kd;
-        signFlag = flag;
-        legacy = hash;
-        return this;
-    }
-
-    private transient int newParts;
-    private transient BitSet newCovered;
-
-    /** _union_claims: the union's (P, covered); with needDisjoint the claims must be disjoint pieces. */
-    private void claims(SampleState o, boolean needDisjoint) {
-        boolean same = parts == o.parts && parts > 1;
-        if (needDisjoint) {
-            if (!same) {
-                throw mergeError("their keys may overlap (they are not pieces of one key-hash partitioning)");
-            }
-            BitSet both = (BitSet) covered.clone();
-            both.and(o.covered);
-            if (!both.isEmpty()) {
-                throw mergeError("both cover partitions " + pyList(both) + " of " + parts);
-            }
-        }
-        if (!same) {
-            newParts = 1;
-            newCovered = initialCover();
-            return;
-        }
-        BitSet c = (BitSet) covered.clone();
-        c.or(o.covered);
-        if (c.cardinality() == parts) {
-            newParts = 1;
-            newCovered = initialCover();
-        } else {
-            newParts = parts;
-            newCovered = c;
-        }
-    }
-
-    static String pyList(BitSet b) {
-        StringBuilder sb = new StringBuilder("[");
-        for (int i = b.nextSetBit(0); i >= 0; i = b.nextSetBit(i + 1)) {
-            sb.append(sb.length() > 1 ? ", " : "").append(i);
-        }
-        return sb.append(']').toString();
+        return SampleMerge.merge(this, o);
     }
 }
