@@ -6,17 +6,12 @@ import io.skimsketch.spark.common.Keys;
 import io.skimsketch.spark.sketch.SketchState;
 import io.skimsketch.spark.sketch.Spec;
 import io.skimsketch.spark.sketch.estimate.Memory;
-import java.util.Objects;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.BoundReference;
 import org.apache.spark.sql.catalyst.expressions.Expression;
-import org.apache.spark.sql.catalyst.expressions.aggregate.ImperativeAggregate;
 import org.apache.spark.sql.catalyst.expressions.aggregate.TypedImperativeAggregate;
-import org.apache.spark.sql.types.DataType;
-import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.Decimal;
 import org.apache.spark.sql.types.LongType;
-import scala.collection.immutable.IndexedSeq;
 import scala.collection.immutable.Seq;
 
 /**
@@ -30,15 +25,11 @@ import scala.collection.immutable.Seq;
  * partial buffer is shuffled as the core's bytes. Named (a column's default name) as written, with its
  * constant parameters ({@code skim_sketch_agg(k, nbytes => 4096)}, NamedCall.shown), as the Python builders are.
  */
-public final class BuildAggregate extends TypedImperativeAggregate<SketchState> implements java.io.Serializable {
+public final class BuildAggregate extends SkimAggregate<SketchState> {
     private static final long serialVersionUID = 1L;
-    private final String name;
     private final String shown;
     private final Spec spec;
     private final boolean bytesKeys;
-    private final Seq<Expression> children;
-    private final int mutableAggBufferOffset;
-    private final int inputAggBufferOffset;
     private final Expression key;
     private final Expression weight;
     /** The input column of an unweighted bigint key once bound (read without boxing), else -1. */
@@ -46,13 +37,10 @@ public final class BuildAggregate extends TypedImperativeAggregate<SketchState> 
 
     public BuildAggregate(String name, String shown, Spec spec, Boolean bytesKeys, Seq<Expression> children,
                           Integer mutableAggBufferOffset, Integer inputAggBufferOffset) {
-        this.name = name;
+        super(name, children, mutableAggBufferOffset, inputAggBufferOffset);
         this.shown = shown;
         this.spec = spec;
         this.bytesKeys = bytesKeys;
-        this.children = children;
-        this.mutableAggBufferOffset = mutableAggBufferOffset;
-        this.inputAggBufferOffset = inputAggBufferOffset;
         this.key = children.apply(0);
         this.weight = children.length() > 1 ? children.apply(1) : null;
         this.longKeyOrdinal = weight == null && !bytesKeys && key instanceof BoundReference
@@ -167,52 +155,6 @@ public final class BuildAggregate extends TypedImperativeAggregate<SketchState> 
         }
     }
 
-    @Override
-    public int mutableAggBufferOffset() {
-        return mutableAggBufferOffset;
-    }
-
-    @Override
-    public int inputAggBufferOffset() {
-        return inputAggBufferOffset;
-    }
-
-    @Override
-    public ImperativeAggregate withNewMutableAggBufferOffset(int offset) {
-        return new BuildAggregate(name, shown, spec, bytesKeys, children, offset, inputAggBufferOffset);
-    }
-
-    @Override
-    public ImperativeAggregate withNewInputAggBufferOffset(int offset) {
-        return new BuildAggregate(name, shown, spec, bytesKeys, children, mutableAggBufferOffset, offset);
-    }
-
-    @Override
-    public Seq<Expression> children() {
-        return children;
-    }
-
-    @Override
-    public Expression withNewChildrenInternal(IndexedSeq<Expression> newChildren) {
-        return new BuildAggregate(name, shown, spec, bytesKeys, newChildren, mutableAggBufferOffset,
-                inputAggBufferOffset);
-    }
-
-    @Override
-    public boolean nullable() {
-        return false;
-    }
-
-    @Override
-    public DataType dataType() {
-        return DataTypes.BinaryType;
-    }
-
-    @Override
-    public String prettyName() {
-        return name;
-    }
-
     /** The same aggregate however it was written (one buffer for skim_sketch_agg(k) and skim_sketch_agg(key => k)). */
     @Override
     public Expression canonicalized() {
@@ -230,44 +172,15 @@ public final class BuildAggregate extends TypedImperativeAggregate<SketchState> 
         return name + "(" + children.mkString(", ") + ") as " + spec;
     }
 
-    // -- Product (the constructor's arguments, which TreeNode.makeCopy relies on) ----------------
     @Override
-    public int productArity() {
-        return 7;
+    Object[] leadingArgs() {
+        return new Object[] {name, shown, spec, bytesKeys};
     }
 
     @Override
-    public Object productElement(int n) {
-        switch (n) {
-            case 0: return name;
-            case 1: return shown;
-            case 2: return spec;
-            case 3: return bytesKeys;
-            case 4: return children;
-            case 5: return mutableAggBufferOffset;
-            case 6: return inputAggBufferOffset;
-            default: throw new IndexOutOfBoundsException(Integer.toString(n));
-        }
-    }
-
-    @Override
-    public boolean canEqual(Object o) {
-        return o instanceof BuildAggregate;
-    }
-
-    @Override
-    public boolean equals(Object o) {
-        if (!(o instanceof BuildAggregate)) {
-            return false;
-        }
-        BuildAggregate x = (BuildAggregate) o;
-        return name.equals(x.name) && shown.equals(x.shown) && spec.equals(x.spec) && bytesKeys == x.bytesKeys
-                && children.equals(x.children)
-                && mutableAggBufferOffset == x.mutableAggBufferOffset && inputAggBufferOffset == x.inputAggBufferOffset;
-    }
-
-    @Override
-    public int hashCode() {
-        return Objects.hash(name, shown, spec, bytesKeys, children, mutableAggBufferOffset, inputAggBufferOffset);
+    BuildAggregate copyWith(Seq<Expression> children, int mutableAggBufferOffset,
+                            int inputAggBufferOffset) {
+        return new BuildAggregate(name, shown, spec, bytesKeys, children, mutableAggBufferOffset,
+                inputAggBufferOffset);
     }
 }

@@ -7,17 +7,13 @@ import io.skimsketch.spark.sample.SampleBuffer;
 import io.skimsketch.spark.sample.SampleState;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.BoundReference;
 import org.apache.spark.sql.catalyst.expressions.Expression;
-import org.apache.spark.sql.catalyst.expressions.aggregate.ImperativeAggregate;
-import org.apache.spark.sql.catalyst.expressions.aggregate.TypedImperativeAggregate;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.Decimal;
 import org.apache.spark.sql.types.LongType;
-import scala.collection.immutable.IndexedSeq;
 import scala.collection.immutable.Seq;
 import scala.jdk.javaapi.CollectionConverters;
 
@@ -39,9 +35,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * when every weight of the key was NULL). NULL keys add to the null weight; NULL (or NaN) weights are
  * skipped, as the core's builders do.
  */
-public final class SampleAggregate extends TypedImperativeAggregate<SampleState> implements java.io.Serializable {
+public final class SampleAggregate extends SkimAggregate<SampleState> {
     private static final long serialVersionUID = 1L;
-    private final String name;
     private final int capacity;
     private final long seed;
     private final boolean isFloat;
@@ -49,25 +44,19 @@ public final class SampleAggregate extends TypedImperativeAggregate<SampleState>
     private final boolean totals;
     /** How the sample is built, shown in the plan: the raw form, or why the rule kept Spark's GROUP BY of the key. */
     private final String path;
-    private final Seq<Expression> children;
-    private final int mutableAggBufferOffset;
-    private final int inputAggBufferOffset;
     /** Bound (bigint key, bigint or double total) columns of the totals form, read without boxing; else null. */
     private final int[] totalsOrdinals;
 
     public SampleAggregate(String name, Integer capacity, Long seed, Boolean isFloat, Boolean bytesKeys,
                            Boolean totals, String path, Seq<Expression> children, Integer mutableAggBufferOffset,
                            Integer inputAggBufferOffset) {
-        this.name = name;
+        super(name, children, mutableAggBufferOffset, inputAggBufferOffset);
         this.capacity = capacity;
         this.seed = seed;
         this.isFloat = isFloat;
         this.bytesKeys = bytesKeys;
         this.totals = totals;
         this.path = path;
-        this.children = children;
-        this.mutableAggBufferOffset = mutableAggBufferOffset;
-        this.inputAggBufferOffset = inputAggBufferOffset;
         this.totalsOrdinals = totals ? ordinals(children, isFloat) : null;
     }
 
@@ -239,54 +228,6 @@ public final class SampleAggregate extends TypedImperativeAggregate<SampleState>
         return SampleBuffer.read(createAggregationBuffer(), bytes);
     }
 
-    @Override
-    public int mutableAggBufferOffset() {
-        return mutableAggBufferOffset;
-    }
-
-    @Override
-    public int inputAggBufferOffset() {
-        return inputAggBufferOffset;
-    }
-
-    @Override
-    public ImperativeAggregate withNewMutableAggBufferOffset(int offset) {
-        return new SampleAggregate(name, capacity, seed, isFloat, bytesKeys, totals, path, children, offset,
-                inputAggBufferOffset);
-    }
-
-    @Override
-    public ImperativeAggregate withNewInputAggBufferOffset(int offset) {
-        return new SampleAggregate(name, capacity, seed, isFloat, bytesKeys, totals, path, children, mutableAggBufferOffset,
-                offset);
-    }
-
-    @Override
-    public Seq<Expression> children() {
-        return children;
-    }
-
-    @Override
-    public Expression withNewChildrenInternal(IndexedSeq<Expression> newChildren) {
-        return new SampleAggregate(name, capacity, seed, isFloat, bytesKeys, totals, path, newChildren,
-                mutableAggBufferOffset, inputAggBufferOffset);
-    }
-
-    @Override
-    public boolean nullable() {
-        return false;
-    }
-
-    @Override
-    public DataType dataType() {
-        return DataTypes.BinaryType;
-    }
-
-    @Override
-    public String prettyName() {
-        return name;
-    }
-
     /** The column name of an unaliased call: the arguments, then nbytes and seed where they are not the defaults
      * (two samples of one key with other parameters get other names, as skim_sketch_agg's calls do). */
     @Override
@@ -310,48 +251,15 @@ public final class SampleAggregate extends TypedImperativeAggregate<SampleState>
                 + Long.toUnsignedString(seed) + (isFloat ? ", dtype='float64'" : "") + "; " + path + ")";
     }
 
-    // -- Product (the constructor's arguments, which TreeNode.makeCopy relies on) ----------------
     @Override
-    public int productArity() {
-        return 10;
+    Object[] leadingArgs() {
+        return new Object[] {name, capacity, seed, isFloat, bytesKeys, totals, path};
     }
 
     @Override
-    public Object productElement(int n) {
-        switch (n) {
-            case 0: return name;
-            case 1: return capacity;
-            case 2: return seed;
-            case 3: return isFloat;
-            case 4: return bytesKeys;
-            case 5: return totals;
-            case 6: return path;
-            case 7: return children;
-            case 8: return mutableAggBufferOffset;
-            case 9: return inputAggBufferOffset;
-            default: throw new IndexOutOfBoundsException(Integer.toString(n));
-        }
-    }
-
-    @Override
-    public boolean canEqual(Object o) {
-        return o instanceof SampleAggregate;
-    }
-
-    @Override
-    public boolean equals(Object o) {
-        if (!(o instanceof SampleAggregate)) {
-            return false;
-        }
-        SampleAggregate x = (SampleAggregate) o;
-        return name.equals(x.name) && capacity == x.capacity && seed == x.seed && isFloat == x.isFloat
-                && bytesKeys == x.bytesKeys && totals == x.totals && path.equals(x.path) && children.equals(x.children)
-                && mutableAggBufferOffset == x.mutableAggBufferOffset && inputAggBufferOffset == x.inputAggBufferOffset;
-    }
-
-    @Override
-    public int hashCode() {
-        return Objects.hash(name, capacity, seed, isFloat, bytesKeys, totals, path, children, mutableAggBufferOffset,
-                inputAggBufferOffset);
+    SampleAggregate copyWith(Seq<Expression> children, int mutableAggBufferOffset,
+                             int inputAggBufferOffset) {
+        return new SampleAggregate(name, capacity, seed, isFloat, bytesKeys, totals, path, children,
+                mutableAggBufferOffset, inputAggBufferOffset);
     }
 }

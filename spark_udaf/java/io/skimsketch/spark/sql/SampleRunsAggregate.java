@@ -2,15 +2,9 @@ package io.skimsketch.spark.sql;
 
 import io.skimsketch.spark.sample.SamplePieces;
 import io.skimsketch.spark.sample.SampleRuns;
-import java.util.Objects;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.BoundReference;
 import org.apache.spark.sql.catalyst.expressions.Expression;
-import org.apache.spark.sql.catalyst.expressions.aggregate.ImperativeAggregate;
-import org.apache.spark.sql.catalyst.expressions.aggregate.TypedImperativeAggregate;
-import org.apache.spark.sql.types.DataType;
-import org.apache.spark.sql.types.DataTypes;
-import scala.collection.immutable.IndexedSeq;
 import scala.collection.immutable.Seq;
 
 /**
@@ -21,27 +15,20 @@ import scala.collection.immutable.Seq;
  * the result is the bucket's piece: its exact key count and its C + 1 smallest (rank, fp) entries, which
  * {@link SamplePiecesAggregate} unions into the core's sample.
  */
-public final class SampleRunsAggregate extends TypedImperativeAggregate<SampleRuns> implements java.io.Serializable {
+public final class SampleRunsAggregate extends SkimAggregate<SampleRuns> {
     private static final long serialVersionUID = 1L;
-    private final String name;
     private final int capacity;
     private final long seed;
     private final boolean bytesKeys;
-    private final Seq<Expression> children;
-    private final int mutableAggBufferOffset;
-    private final int inputAggBufferOffset;
     /** Bound (fingerprint, weight) ordinals, read without boxing (weight -1: unweighted); else null. */
     private final int[] ordinals;
 
     public SampleRunsAggregate(String name, Integer capacity, Long seed, Boolean bytesKeys, Seq<Expression> children,
                                Integer mutableAggBufferOffset, Integer inputAggBufferOffset) {
-        this.name = name;
+        super(name, children, mutableAggBufferOffset, inputAggBufferOffset);
         this.capacity = capacity;
         this.seed = seed;
         this.bytesKeys = bytesKeys;
-        this.children = children;
-        this.mutableAggBufferOffset = mutableAggBufferOffset;
-        this.inputAggBufferOffset = inputAggBufferOffset;
         boolean bound = children.apply(0) instanceof BoundReference
                 && (children.length() == 1 || children.apply(1) instanceof BoundReference);
         this.ordinals = bound ? new int[] {((BoundReference) children.apply(0)).ordinal(),
@@ -108,47 +95,6 @@ public final class SampleRunsAggregate extends TypedImperativeAggregate<SampleRu
     }
 
     @Override
-    public int mutableAggBufferOffset() {
-        return mutableAggBufferOffset;
-    }
-
-    @Override
-    public int inputAggBufferOffset() {
-        return inputAggBufferOffset;
-    }
-
-    @Override
-    public ImperativeAggregate withNewMutableAggBufferOffset(int offset) {
-        return new SampleRunsAggregate(name, capacity, seed, bytesKeys, children, offset, inputAggBufferOffset);
-    }
-
-    @Override
-    public ImperativeAggregate withNewInputAggBufferOffset(int offset) {
-        return new SampleRunsAggregate(name, capacity, seed, bytesKeys, children, mutableAggBufferOffset, offset);
-    }
-
-    @Override
-    public Seq<Expression> children() {
-        return children;
-    }
-
-    @Override
-    public Expression withNewChildrenInternal(IndexedSeq<Expression> newChildren) {
-        return new SampleRunsAggregate(name, capacity, seed, bytesKeys, newChildren, mutableAggBufferOffset,
-                inputAggBufferOffset);
-    }
-
-    @Override
-    public boolean nullable() {
-        return false;
-    }
-
-    @Override
-    public DataType dataType() {
-        return DataTypes.BinaryType;
-    }
-
-    @Override
     public String prettyName() {
         return name + "_bucket";
     }
@@ -160,42 +106,14 @@ public final class SampleRunsAggregate extends TypedImperativeAggregate<SampleRu
     }
 
     @Override
-    public int productArity() {
-        return 7;
+    Object[] leadingArgs() {
+        return new Object[] {name, capacity, seed, bytesKeys};
     }
 
     @Override
-    public Object productElement(int n) {
-        switch (n) {
-            case 0: return name;
-            case 1: return capacity;
-            case 2: return seed;
-            case 3: return bytesKeys;
-            case 4: return children;
-            case 5: return mutableAggBufferOffset;
-            case 6: return inputAggBufferOffset;
-            default: throw new IndexOutOfBoundsException(Integer.toString(n));
-        }
-    }
-
-    @Override
-    public boolean canEqual(Object o) {
-        return o instanceof SampleRunsAggregate;
-    }
-
-    @Override
-    public boolean equals(Object o) {
-        if (!(o instanceof SampleRunsAggregate)) {
-            return false;
-        }
-        SampleRunsAggregate x = (SampleRunsAggregate) o;
-        return name.equals(x.name) && capacity == x.capacity && seed == x.seed && bytesKeys == x.bytesKeys
-                && children.equals(x.children) && mutableAggBufferOffset == x.mutableAggBufferOffset
-                && inputAggBufferOffset == x.inputAggBufferOffset;
-    }
-
-    @Override
-    public int hashCode() {
-        return Objects.hash(name, capacity, seed, bytesKeys, children, mutableAggBufferOffset, inputAggBufferOffset);
+    SampleRunsAggregate copyWith(Seq<Expression> children, int mutableAggBufferOffset,
+                                 int inputAggBufferOffset) {
+        return new SampleRunsAggregate(name, capacity, seed, bytesKeys, children, mutableAggBufferOffset,
+                inputAggBufferOffset);
     }
 }
