@@ -49,18 +49,19 @@ def signed_join(join_size):
     @functools.wraps(join_size)
     def signed(self, other, *args, **kwargs):
         ea, eb = rescale_exponent(self), rescale_exponent(other)
-        if ea or eb:  # float counters far from 1: estimate on exactly rescaled copies, scale the answer back
-            est = join_size(self._rescaled(ea), other._rescaled(eb), *args, **kwargs)
+        # float counters far from 1: estimate on exactly rescaled copies, scale the answer back
+        a, b = (self._rescaled(ea), other._rescaled(eb)) if ea or eb else (self, other)
+        est = join_size(a, b, *args, **kwargs)
+        if ea or eb:
             est = Estimate(*(math.ldexp(x, -(ea + eb)) for x in (est.value, est.low, est.high)), est.confidence,
                            est.method, est.detail)
-        else:
-            est = join_size(self, other, *args, **kwargs)
         if self.nonnegative and getattr(other, "nonnegative", False):
             if est.high < 0:  # the interval missed (J >= 0): fall back to Cauchy-Schwarz, J <= sqrt(F2(f) F2(g))
                 conf = est.confidence
-                top = math.sqrt(max(self.self_join_size(conf).high, 0.0)) * math.sqrt(
-                    max(other.self_join_size(conf).high, 0.0))
-                return Estimate(0.0, 0.0, top, conf, est.method, dict(est.detail, bound="cauchy-schwarz"))
+                top = math.sqrt(max(a.self_join_size(conf).high, 0.0)) * math.sqrt(
+                    max(b.self_join_size(conf).high, 0.0))
+                return Estimate(0.0, 0.0, math.ldexp(top, -(ea + eb)), conf, est.method,
+                                dict(est.detail, bound="cauchy-schwarz"))
             return est.at_least(0.0)
         return est
 
