@@ -134,16 +134,23 @@ def document(spark, python_names) -> list:
         source = "python_udtf" if group == "table_funcs" else "python_udf"
         infos[name] = make(f"spark_udaf.sql.{name}", None, name, usage, args, ex, "", group, "", "", source)
     done = []
+    for registry, fid, name, (_info, builder) in session_functions(jss, infos):
+        registry.registerFunction(fid, infos[name], builder)
+        done.append(name)
+    return done
+
+
+def session_functions(jss, names):
+    """``(registry, id, name, (info, builder))`` of each session function (scalar or table, not a builtin)
+    registered under one of ``names`` in the JVM session ``jss``."""
     state = jss.sessionState()
     for registry in (state.functionRegistry(), state.tableFunctionRegistry()):
         ids = registry.listFunction().iterator()
         while ids.hasNext():
             fid = ids.next()
             name = fid.funcName()
-            if name not in infos or (fid.database().isDefined() and fid.database().get() == "builtin"):
+            if name not in names or (fid.database().isDefined() and fid.database().get() == "builtin"):
                 continue
             entry = registry.lookupFunctionEntry(fid)
             if entry.isDefined():
-                registry.registerFunction(fid, infos[name], entry.get()._2())
-                done.append(name)
-    return done
+                yield registry, fid, name, (entry.get()._1(), entry.get()._2())

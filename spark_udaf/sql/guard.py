@@ -21,6 +21,7 @@ import re
 import skimsketch as ss
 
 from .._common import collation_error
+from .docs import session_functions
 
 __all__ = ["KEYED", "guard"]
 
@@ -66,16 +67,7 @@ def guard(spark, names) -> list:
         _LOG.warning("collated keys are not checked by the Python SQL functions (no Py4J callback server: %s)", e)
         return []
     done = []
-    state = jss.sessionState()
-    for registry in (state.functionRegistry(), state.tableFunctionRegistry()):
-        ids = registry.listFunction().iterator()
-        while ids.hasNext():
-            fid = ids.next()
-            name = fid.funcName()
-            if name not in wanted or (fid.database().isDefined() and fid.database().get() == "builtin"):
-                continue
-            entry = registry.lookupFunctionEntry(fid)
-            if entry.isDefined():
-                registry.registerFunction(fid, entry.get()._1(), _Guard(name, entry.get()._2()))
-                done.append(name)
+    for registry, fid, name, (info, builder) in session_functions(jss, wanted):
+        registry.registerFunction(fid, info, _Guard(name, builder))
+        done.append(name)
     return done
