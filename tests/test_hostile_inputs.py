@@ -194,6 +194,11 @@ def _duplicate_case(spark, files, tmp_path, paths, listed):
 FAST_PARAMS = {
     "test_duplicated_input_files_count_as_spark_reads_them": {"a table folder and its partition directory",
                                                               "a path twice"},
+    # every sign case and every kind once through Spark (the core's test takes every pair)
+    "test_the_sign_rule_in_the_python_and_native_sql_estimates": {
+        "insert-only-hash", "a delete then re-inserted-skimmed", "a merge of a count sketch and a deleted one-agms",
+        "a merge of count partials read from bytes-exact hash (left in exact mode)", "a negative null weight-skimmed",
+        "a subtract of nothing-agms"},
     # every row rule and every build, not every pair
     "test_the_sign_flag_of_every_spark_build_is_the_cores": {
         "insert-only-default", "a delete then re-inserted-hash", "a negative weight of a new key-default, 1 KB",
