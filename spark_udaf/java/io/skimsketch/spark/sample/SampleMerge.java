@@ -111,13 +111,7 @@ final class SampleMerge {
                 a.covered = (BitSet) keyed.covered.clone();
                 a.map = null;
                 a.sel = null;
-                a.fin = f;
-                a.total = t2;
-                a.nullW = n2;
-                a.keyDomain = kd;
-                a.signFlag = flag;
-                a.legacy = hash;
-                return a;
+                return settle(a, f, t2, n2, kd, flag, hash);
             }
             Claim c = claims(a, o, !both);
             if (both) {
@@ -144,23 +138,23 @@ final class SampleMerge {
                 a.sel = null;
                 a.parts = c.parts;
                 a.covered = c.covered;
-                a.fin = s.finish(a.nbytes, a.whole());
-                a.total = t2;
-                a.nullW = n2;
-                a.keyDomain = kd;
-                a.signFlag = flag;
-                a.legacy = hash;
-                return a;
+                return settle(a, s.finish(a.nbytes, a.whole()), t2, n2, kd, flag, hash);
             }
             a.parts = c.parts;
             a.covered = c.covered;
         }
-        a.fin = null;
-        a.total = t2;
-        a.nullW = n2;
-        a.keyDomain = kd;
-        a.signFlag = flag;
-        a.legacy = hash;
+        return settle(a, null, t2, n2, kd, flag, hash);
+    }
+
+    /** The merged sample's finished selection (null while it keeps totals), weights and header fields; a. */
+    private static SampleState settle(SampleState a, SampleState.Fin fin, long total, long nullW, int keyDomain,
+            boolean signFlag, boolean legacy) {
+        a.fin = fin;
+        a.total = total;
+        a.nullW = nullW;
+        a.keyDomain = keyDomain;
+        a.signFlag = signFlag;
+        a.legacy = legacy;
         return a;
     }
 
