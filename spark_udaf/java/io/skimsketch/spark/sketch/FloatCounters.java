@@ -48,6 +48,32 @@ final class FloatCounters {
         nullWeight += o.nullWeight;
     }
 
+    /** The largest |counter| or |weight| (0 when all are zero): the core's LinearState.magnitude. */
+    double magnitude() {
+        double top = Math.max(Math.abs(total), Math.abs(nullWeight));
+        for (double v : main) {
+            top = Math.max(top, Math.abs(v));
+        }
+        for (double v : hier) {
+            top = Math.max(top, Math.abs(v));
+        }
+        return top;
+    }
+
+    /** A copy with every counter and weight times 2^e, exact barring underflow (the core's LinearState.scaled). */
+    FloatCounters scaled(int e) {
+        FloatCounters out = new FloatCounters(main.length, hier.length);
+        for (int i = 0; i < main.length; i++) {
+            out.main[i] = Math.scalb(main[i], e);
+        }
+        for (int i = 0; i < hier.length; i++) {
+            out.hier[i] = Math.scalb(hier[i], e);
+        }
+        out.total = Math.scalb(total, e);
+        out.nullWeight = Math.scalb(nullWeight, e);
+        return out;
+    }
+
     boolean allZero() {
         for (double v : main) {
             if (v != 0) {

@@ -363,6 +363,25 @@ public final class SketchState implements Externalizable {
         return spec.isFloat ? floats.total == 0 : ints.total == 0;
     }
 
+    /** Counter-mode float counters: the largest |counter| or |weight|; 0 otherwise (nothing to rescale). */
+    public double floatMagnitude() {
+        return spec.isFloat && !exact() ? floats.magnitude() : 0.0;
+    }
+
+    /** This counter-mode float sketch with its counters and weights times 2^e: a copy (the core's Sketch._rescaled). */
+    public SketchState scaled(int e) {
+        if (!spec.isFloat || exact()) {
+            throw new IllegalStateException("only counter-mode float counters scale by a power of two");
+        }
+        SketchState out = new SketchState();
+        out.spec = spec;
+        out.floats = floats.scaled(e);
+        out.keyDomain = keyDomain;
+        out.nonneg = nonneg;
+        out.range.set(range);
+        return out;
+    }
+
     /** The key domain the bytes record: none once every counter and the total weight are zero. */
     int recordedDomain() {
         if (exact()) {

@@ -51,19 +51,21 @@ public final class Estimator {
                     + SketchState.domainName(da) + "' != '" + SketchState.domainName(db) + "')");
         }
         double conf = Estimate.checkConfidence(confidence);
+        return SignedJoin.join(a, b, ka, kb, conf, fn, (x, y, kx, ky) -> unsignedJoin(x, y, kx, ky, conf, fn));
+    }
+
+    /** Each kind's join estimate before the rule of {@link SignedJoin} (float rescaling, the sign rule). */
+    private static Estimate unsignedJoin(SketchState a, SketchState b, Skim ka, Skim kb, double conf, String fn) {
         if (a.exactMode() && b.exactMode()) {
-            Estimate e = exact(dot(a.exactEntries(), b.exactEntries()));
-            return a.nonnegative() && b.nonnegative() ? atLeastZero(e) : e;
+            return exact(dot(a.exactEntries(), b.exactEntries()));
         }
         if (a.spec().kind == SketchState.KIND_SKIMMED) {
-            Estimate e = SkimJoin.join(a, b, ka, kb, conf, fn);
-            return a.nonnegative() && b.nonnegative() ? atLeastZero(e) : e; // the core's sign rule
+            return SkimJoin.join(a, b, ka, kb, conf, fn);
         }
         double[] rows = joinTables(a, b);
         double j = median(rows);
         double var = (f2Bound(selfTables(a)) * f2Bound(selfTables(b)) + j * j) / a.spec().width;
-        Estimate e = medianEstimate(rows, var, conf, method(a.spec()));
-        return a.nonnegative() && b.nonnegative() ? atLeastZero(e) : e; // the core's sign rule
+        return medianEstimate(rows, var, conf, method(a.spec()));
     }
 
     /** Sketch.self_join_size. */
