@@ -185,7 +185,7 @@ def far_float_sketches() -> dict:
     f64 = {"dtype": "float64"}
     out = {}
     for tag, m in FAR.items():
-        def w(n, lo=0.25, hi=3.0):
+        def w(n, lo=0.25, hi=3.0, m=m):
             return np.linspace(lo, hi, n) * m
 
         virt = dict(width=64, depth=5, seed=5, search="virtual", virtual_lg=12, **f64)
