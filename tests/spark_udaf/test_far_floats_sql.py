@@ -17,7 +17,8 @@ BUILDERS = {"skim": "skim_sketch_agg(k, w * {s}, 4096, 3)", "hash": "skim_hash_s
 
 
 def _close(want: float, got: float, rel: float = 1e-9) -> bool:
-    return want == got or abs(want - got) <= rel * max(abs(want), abs(got))
+    return want == got or (math.isfinite(want) and math.isfinite(got)
+                           and abs(want - got) <= rel * max(abs(want), abs(got)))
 
 
 def _far_sketches(spark) -> dict:

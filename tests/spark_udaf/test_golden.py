@@ -66,7 +66,9 @@ def test_the_jar_self_test_checks_every_vector(jar_self_test):
 
 
 def _close(want: float, got: float) -> bool:
-    return want == got or abs(want - got) <= 1e-9 * max(abs(want), abs(got))
+    """Equal, or both finite and within 1e-9 relative (an infinity is close only to itself)."""
+    return want == got or (math.isfinite(want) and math.isfinite(got)
+                           and abs(want - got) <= 1e-9 * max(abs(want), abs(got)))
 
 
 def _key_sql(key: str) -> str:

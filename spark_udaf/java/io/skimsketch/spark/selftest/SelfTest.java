@@ -169,9 +169,10 @@ public final class SelfTest {
         return out;
     }
 
-    /** Equal, or within 1e-9 relative. */
+    /** Equal, or both finite and within 1e-9 relative (an infinity is close only to itself). */
     static boolean close(double want, double got) {
-        return want == got || Math.abs(want - got) <= 1e-9 * Math.max(Math.abs(want), Math.abs(got));
+        return want == got || Double.isFinite(want) && Double.isFinite(got)
+                && Math.abs(want - got) <= 1e-9 * Math.max(Math.abs(want), Math.abs(got));
     }
 
     /** The vectors of golden-estimates.tsv (tests/spark_udaf/golden_estimates.py): the core's answers. */
