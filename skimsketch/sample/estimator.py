@@ -48,7 +48,8 @@ def inclusion(f: np.ndarray, g: np.ndarray, tau_f: float, tau_g: float) -> np.nd
 class Side:
     """One sample as the estimator sees it: fingerprints and totals in sample order, ``tau``, the table's
     fingerprint count and total weight, whether the totals are integers, and whether every key's total is
-    known to be non-negative (``None``: unknown, a sample written before the flag)."""
+    known to be non-negative (``None``: unknown, a sample written before the flag), and the scale exponent of
+    ``tau`` (the rank at totals times ``2^scale``: :mod:`skimsketch.sample.scale`)."""
 
     fps: np.ndarray
     totals: np.ndarray
@@ -57,11 +58,12 @@ class Side:
     total_weight: float
     integer: bool
     nonnegative: bool | None = None
+    scale: int = 0
 
     def facts(self):
         """The interval's view (:func:`skimsketch.sample.interval.scaled`) and its scale exponent."""
         return scaled(units(self.fps), self.totals, self.tau, self.n_keys, self.total_weight, self.nonnegative,
-                      self.integer)
+                      self.integer, self.scale)
 
 
 def join_estimate(a: Side, b: Side, confidence: float) -> Estimate:

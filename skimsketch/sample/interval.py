@@ -55,6 +55,7 @@ __all__ = ["GRID", "SideFacts", "Interval", "count_upper", "interval", "scaled",
 GRID = np.exp2(np.arange(-48, 49) / 8.0)
 #: the share of the count bound ``mu+`` in each end's failure probability
 COUNT_SHARE = 0.2
+_MAX = float(np.finfo(np.float64).max)
 
 
 @dataclass(frozen=True)
@@ -175,15 +176,19 @@ def _knapsack(f: np.ndarray, c: np.ndarray, budget: float | None) -> float:
 
 
 def scaled(fps_units: np.ndarray, totals: np.ndarray, tau: float, n_keys: int, total_weight: float,
-           nonnegative: bool | None, integer: bool) -> tuple[SideFacts, int]:
-    """A sample's facts with its totals scaled by ``2^-e`` (``tau`` by ``2^2e``: the same inclusion
-    probabilities) so that the largest ``|total|`` is in ``[0.5, 1)``: no overflow or underflow in the bounds
-    for totals anywhere in float64's range. Returns the facts and ``e``."""
+           nonnegative: bool | None, integer: bool, scale: int = 0) -> tuple[SideFacts, int]:
+    """A sample's facts with its totals scaled by ``2^-e`` (``tau``, stored at scale exponent ``scale``, by
+    ``2^2(e + scale)``: the same inclusion probabilities) so that the largest ``|total|`` is in ``[0.5, 1)``: no
+    overflow or underflow in the bounds for totals anywhere in float64's range. A threshold beyond the doubles
+    there (every kept entry but those ``2^512`` below the largest is certain) is the largest double: smaller,
+    so the bounds only widen. Returns the facts and ``e``."""
     t = totals.astype(np.float64)
     top = float(np.abs(t).max()) if len(t) else 0.0
     e = math.frexp(top)[1] if top > 0 and math.isfinite(top) else 0
     t = np.ldexp(t, -e)
-    return SideFacts(fps_units, t, math.ldexp(tau, 2 * e), n_keys, math.ldexp(float(total_weight), -e), nonnegative,
+    k = 2 * (e + scale)
+    tau = tau if math.isinf(tau) else _MAX if math.frexp(tau)[1] + k > 1024 else math.ldexp(tau, k)
+    return SideFacts(fps_units, t, tau, n_keys, math.ldexp(float(total_weight), -e), nonnegative,
                      math.ldexp(1.0, -e) if integer else 0.0), e
 
 

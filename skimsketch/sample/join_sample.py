@@ -68,6 +68,7 @@ from ..format.kinds import register_kind
 from .estimator import METHOD, Side, join_estimate
 from .totals import Totals
 from .rank import MAX_PARTITIONS, fingerprints, order, partitions_fp, ranks, units
+from .scale import check_stored
 from .selection import Finished, select
 from ..format.serde import Serialisable
 from .merging import SampleMergeError, SampleMerges
@@ -180,8 +181,15 @@ class JoinSample(SampleMerges, Serialisable):
 
     @property
     def tau(self) -> float:
-        """The sample's threshold: the ``(n+1)``-th smallest rank, inf when every key is kept."""
+        """The sample's threshold: the ``(n+1)``-th smallest rank at totals times ``2^scale``, inf when every key
+        is kept."""
         return self._sample().tau
+
+    @property
+    def scale(self) -> int:
+        """The scale exponent ``sigma``: :attr:`tau` is the rank ``u / (f 2^sigma)^2``. 0 but for float totals
+        whose ranks leave the doubles (:mod:`skimsketch.sample.scale`, ``docs/sample.md``)."""
+        return self._sample().scale
 
     @property
     def n_keys(self) -> int:
@@ -374,12 +382,12 @@ class JoinSample(SampleMerges, Serialisable):
             return Estimate.exact(float(s.totals[hit[0]]), METHOD)
         if s.complete:
             return Estimate.exact(0.0, METHOD)
-        bound = math.sqrt(float(units(fp)[0]) / s.tau)
+        bound = math.ldexp(math.sqrt(float(units(fp)[0]) / s.tau), -s.scale)
         return Estimate(0.0, -bound, bound, 1.0, METHOD)
 
     def _side(self) -> Side:
         s = self._sample()
-        return Side(s.fps, s.totals, s.tau, s.n_keys, self._total, not self._float, self.nonnegative)
+        return Side(s.fps, s.totals, s.tau, s.n_keys, self._total, not self._float, self.nonnegative, s.scale)
 
     # -- serialisation ------------------------------------------------------
     def to_bytes(self) -> bytes:
@@ -389,7 +397,7 @@ class JoinSample(SampleMerges, Serialisable):
                           self.is_empty, counter_width=8, key_domain=self._domain(), nonnegative=self._nonnegative)
         fps, totals = _sorted(s.fps, s.totals)
         parts = layout.SampleParts(s.tau, s.n_keys, self._parts, tuple(sorted(self._covered)), fps, totals,
-                                legacy=self._legacy)
+                                legacy=self._legacy, scale=s.scale)
         return fmt.encode(head, np.zeros(0), layout.encode_sample(parts, self._float), 8)
 
     @classmethod
@@ -412,14 +420,16 @@ class JoinSample(SampleMerges, Serialisable):
             budget = LAYOUT1_OVERHEAD + (LAYOUT1_FLOAT_ENTRY if head.float_counters else LAYOUT1_ENTRY) * head.width
         if head.nonnegative and (p.totals < 0).any():
             raise CorruptSketchError("the sign flag says no weight was negative, but a sample total is negative")
-        r = ranks(p.fps, p.totals)
+        if p.scale:
+            check_stored(p.totals, p.tau, p.scale)
+        r = ranks(p.fps, p.totals, p.scale)
         if len(r) and not r.max() <= p.tau:
             raise CorruptSketchError("a sample entry ranks above tau: altered bytes or another seed")
         if p.parts > 1 and not p.legacy and not np.isin(partitions_fp(p.fps, p.parts), p.covered).all():
             raise CorruptSketchError("a partial sample holds a fingerprint of a partition it does not cover")
         o = order(p.fps, r)
         sk = cls(budget, head.seed, "float64" if head.float_counters else "int64")
-        sk._store, sk._fin = None, Finished(p.fps[o], p.totals[o], p.tau, p.n_keys)
+        sk._store, sk._fin = None, Finished(p.fps[o], p.totals[o], p.tau, p.n_keys, p.scale)
         sk._total, sk._null, sk._key_domain = head.total_weight, head.null_weight, head.key_domain
         sk._parts, sk._covered = p.parts, frozenset(p.covered)
         sk._legacy = p.legacy

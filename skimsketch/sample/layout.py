@@ -10,14 +10,14 @@ kept or not). Its extension (layout 2), offsets relative to the extension::
 
     offset size field
     0      4    magic b"SMPL"
-    4      1    layout version (2; layout 1 is read, see below)
+    4      1    layout version (2, or 3 when the scale exponent is not 0; layout 1 is read, see below)
     5      1    flags: bit0 partial (a piece of a key-hash partitioning: a bitmap follows),
                 bit1 legacy (fingerprints h >> 12: a sample read from layout 1; with bit0, a layout-1
                 piece, whose partitions came from another hash word and are not checked)
-    6      2    reserved, zero
+    6      2    layout 2: reserved, zero; layout 3: the scale exponent sigma (i16, not 0; skimsketch.sample.scale)
     8      4    n entries (u32)
     12     4    partition count P (u32): 1 for a whole sample, 2..4096 for a partial one
-    16     8    tau (f64): the (n+1)-th smallest rank, +inf when every fingerprint is kept
+    16     8    tau (f64): the (n+1)-th smallest rank at totals times 2**sigma, +inf when every fingerprint is kept
     24     8    K: fingerprints with a non-zero total, kept or not (u64)
     32     Bm   partial only: Bm = ceil(P/8) bytes, bit (i & 7) of byte (i >> 3) set when
                 partition i is covered; unused high bits zero; neither none nor all set
@@ -33,8 +33,9 @@ sample keeps ``min(K, C)``. ``tau`` is infinite exactly when ``n == K``.
 ``decode_sample`` checks the layout (magic, version, flags, reserved bytes, the bitmap, the
 budget, the codec's sections: :mod:`skimsketch.sample.codec`), the counts (``n <= K``, a
 whole sample within B, a partial one within C, ``tau > 0`` and infinite exactly when
-``n == K``), zero and non-finite totals, and the empty flag; the class checks what needs
-the ranks (no entry above tau, the partitions). Layout 1 (the previous release: keys and
+``n == K``), zero and non-finite totals, the empty flag, and a scale exponent (layout 3) only with
+float totals; the class checks what needs the ranks (no entry above tau, the partitions, the scale
+exponent the sample's own: :func:`skimsketch.sample.scale.storage`). Layout 1 (the previous release: keys and
 4- or 8-byte totals, width = the capacity m) is still read, whole samples and partial pieces
 (``SampleParts.layout == 1``, the keys in ``fps``); :mod:`skimsketch.sample.join_sample` converts it.
 """
@@ -58,7 +59,9 @@ __all__ = ["SAMPLE_HEADER_BYTES", "SAMPLE_OVERHEAD", "SampleParts", "decode_samp
 
 # -- kind 5: the join sample's extension (module docstring) ------------
 SAMPLE_MAGIC = b"SMPL"
-SAMPLE_VERSION = 2  # what encode_sample writes; layout 1 (12-byte entries) is still read
+SAMPLE_VERSION = 2  # what encode_sample writes at scale exponent 0; layout 1 (12-byte entries) is still read
+SAMPLE_SCALED = 3  # layout 2 with the scale exponent (i16, not 0) in the reserved bytes
+_SCALE = struct.Struct("<h")
 _SAMPLE_HEAD = struct.Struct("<4sBB2sIIdQ")  # 32 bytes
 _SAMPLE_CODE = struct.Struct("<BI")  # layout 2: Rice parameter, fingerprint-section bytes
 SAMPLE_HEADER_BYTES = _SAMPLE_HEAD.size
@@ -81,6 +84,7 @@ class SampleParts:
     totals: np.ndarray  # int64 or float64
     layout: int = SAMPLE_VERSION
     legacy: bool = False  # layout 2, flag bit 1: fingerprints h >> 12 of a sample read from layout 1
+    scale: int = 0  # sigma: tau is the rank at totals times 2**sigma (layout 3 when not 0)
 
 
 def sample_max_entries(budget: int, float_totals: bool) -> int:
@@ -98,9 +102,10 @@ def _bitmap(parts: int, covered) -> bytes:
 
 
 def encode_sample(p: SampleParts, float_totals: bool) -> bytes:
-    """Layout 2 of ``p`` (``p.fps`` ascending, ``p.totals`` in their order)."""
+    """Layout 2 of ``p`` (``p.fps`` ascending, ``p.totals`` in their order), layout 3 when ``p.scale`` is not 0."""
     flags = (SAMPLE_PARTIAL if p.parts > 1 else 0) | (SAMPLE_LEGACY if p.legacy else 0)
-    head = _SAMPLE_HEAD.pack(SAMPLE_MAGIC, SAMPLE_VERSION, flags, b"\0\0", len(p.fps), p.parts, p.tau, p.n_keys)
+    version = SAMPLE_SCALED if p.scale else SAMPLE_VERSION
+    head = _SAMPLE_HEAD.pack(SAMPLE_MAGIC, version, flags, _SCALE.pack(p.scale), len(p.fps), p.parts, p.tau, p.n_keys)
     r, fps = sample_codec.rice_encode(p.fps)
     totals = np.ascontiguousarray(p.totals, "<f8").tobytes() if float_totals else sample_codec.varint_encode(p.totals)
     return head + _bitmap(p.parts, p.covered) + _SAMPLE_CODE.pack(r, len(fps)) + fps + totals
@@ -149,12 +154,17 @@ def decode_sample(ext: bytes, head: Header) -> SampleParts:
     if len(ext) < _SAMPLE_HEAD.size:
         raise CorruptSketchError(f"sample extension truncated: {len(ext)} bytes, need at least {_SAMPLE_HEAD.size}")
     magic, version, flags, reserved, n, parts, tau, n_keys = _SAMPLE_HEAD.unpack_from(ext, 0)
-    check_extension("sample", magic, SAMPLE_MAGIC, version, version if version in (1, 2) else SAMPLE_VERSION,
-                     reserved == b"\0\0" and flags in ((0, 1) if version == 1 else (0, SAMPLE_PARTIAL, SAMPLE_LEGACY,
-                                                                       SAMPLE_PARTIAL | SAMPLE_LEGACY)))
+    if version == SAMPLE_SCALED and reserved == b"\0\0":
+        raise CorruptSketchError("a layout-3 join sample has a scale exponent of 0 (layout 2 writes that sample)")
+    check_extension("sample", magic, SAMPLE_MAGIC, version, version if version in (1, 2, 3) else SAMPLE_VERSION,
+                     (reserved != b"\0\0") == (version == SAMPLE_SCALED)
+                     and flags in ((0, 1) if version == 1 else (0, SAMPLE_PARTIAL, SAMPLE_LEGACY,
+                                                                SAMPLE_PARTIAL | SAMPLE_LEGACY)))
     if version == 1:
         return _decode_sample_v1(ext, head, flags, n, parts, tau, n_keys)
     nb, covered = _sample_claims(ext, flags, parts)
+    if version == SAMPLE_SCALED and not head.float_counters:
+        raise CorruptSketchError("a layout-3 join sample (a scale exponent) has float totals")
     budget = head.width
     if not SAMPLE_MIN_BUDGET <= budget <= SAMPLE_MAX_BUDGET:
         raise CorruptSketchError(f"sample budget {budget} bytes outside [{SAMPLE_MIN_BUDGET}, {SAMPLE_MAX_BUDGET}]")
@@ -188,7 +198,8 @@ def decode_sample(ext: bytes, head: Header) -> SampleParts:
     else:
         totals = sample_codec.varint_decode(rest, n)
     _check_sample_state(head, n, n_keys, tau, totals)
-    return SampleParts(tau, n_keys, parts, covered, fps, totals, legacy=bool(flags & SAMPLE_LEGACY))
+    return SampleParts(tau, n_keys, parts, covered, fps, totals, legacy=bool(flags & SAMPLE_LEGACY),
+                       scale=_SCALE.unpack(reserved)[0])
 
 
 def _decode_sample_v1(ext: bytes, head: Header, flags: int, n: int, parts: int, tau: float,

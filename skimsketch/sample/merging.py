@@ -64,7 +64,8 @@ class SampleMerges:
             parts, covered = _union_claims(self, other, need_disjoint=True)
             a, b = self._sample(), other._sample()
             self._fin = select(np.concatenate([a.fps, b.fps]), np.concatenate([a.totals, b.totals]), self._budget,
-                                parts > 1, self._float, (a.tau, b.tau), a.n_keys + b.n_keys)
+                                parts > 1, self._float, ((a.tau, a.scale), (b.tau, b.scale)),
+                                a.n_keys + b.n_keys)
             self._store = None
         self._total, self._null, self._legacy = total, null, legacy
         self._parts, self._covered = parts, covered

@@ -55,7 +55,8 @@ def shared_keys(a: JoinSample, b: JoinSample, confidence: float = 0.95) -> Estim
     hi = min(a.n_keys, b.n_keys)
     if math.isinf(a.tau) and math.isinf(b.tau):
         return Estimate.exact(float(matched), METHOD)
-    p = inclusion(ta[i].astype(np.float64), tb[j].astype(np.float64), a.tau, b.tau)
+    p = inclusion(np.ldexp(ta[i].astype(np.float64), a.scale), np.ldexp(tb[j].astype(np.float64), b.scale), a.tau,
+                  b.tau)  # tau at each sample's scale exponent (skimsketch.sample.scale)
     value = float((1.0 / p).sum())
     integer = a.dtype == "int64" and b.dtype == "int64"
     p0 = min(1.0, a.tau, b.tau) if integer else 0.0

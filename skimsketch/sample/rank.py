@@ -99,9 +99,12 @@ def unit_hashes(keys: np.ndarray, seed: int) -> np.ndarray:
     return units(fingerprints(keys, seed))
 
 
-def ranks(fp: np.ndarray, totals: np.ndarray) -> np.ndarray:
-    """``rank = u / (w * w)`` of fingerprints with ``w = |double(total)|`` (float64; module docstring)."""
+def ranks(fp: np.ndarray, totals: np.ndarray, scale: int = 0) -> np.ndarray:
+    """``rank = u / (w * w)`` of fingerprints with ``w = |double(total)| * 2^scale`` (float64; module docstring;
+    a sample's scale exponent: :mod:`skimsketch.sample.scale`)."""
     w = np.abs(np.asarray(totals).astype(np.float64))
+    if scale:
+        w = np.ldexp(w, scale)
     with np.errstate(over="ignore", divide="ignore"):
         return units(fp) / (w * w)
 

@@ -8,8 +8,7 @@ import math
 
 import numpy as np
 
-from ..errors import CounterOverflowError
-from . import layout
+from . import layout, scale
 from .codec import rice_size, varint_sizes
 from .rank import order, ranks
 
@@ -19,12 +18,13 @@ OVERHEAD = layout.SAMPLE_OVERHEAD  # 105: header and CRC (68), the extension's h
 
 
 class Finished:
-    """The sample proper: fingerprints in sample order, their totals, ``tau`` and the table's fingerprint count."""
+    """The sample proper: fingerprints in sample order, their totals, ``tau`` (stored at the scale exponent
+    ``scale``: the rank at totals times ``2^scale``, :mod:`.scale`) and the table's fingerprint count."""
 
-    __slots__ = ("fps", "totals", "tau", "n_keys")
+    __slots__ = ("fps", "totals", "tau", "n_keys", "scale")
 
-    def __init__(self, fps: np.ndarray, totals: np.ndarray, tau: float, n_keys: int):
-        self.fps, self.totals, self.tau, self.n_keys = fps, totals, float(tau), int(n_keys)
+    def __init__(self, fps: np.ndarray, totals: np.ndarray, tau: float, n_keys: int, scale: int = 0):
+        self.fps, self.totals, self.tau, self.n_keys, self.scale = fps, totals, float(tau), int(n_keys), int(scale)
 
     @property
     def complete(self) -> bool:
@@ -56,36 +56,41 @@ def select(fps: np.ndarray, totals: np.ndarray, budget: int, partial: bool, floa
             n_keys=None) -> Finished:
     """The sample of ``fps``: its first ``n`` entries in ``(rank, fp)`` order (``n``: the longest prefix that fits
     ``budget`` for a whole sample, ``min(K, C)`` for a partial piece) and ``tau``, the ``(n+1)``-th smallest value
-    among their ranks and ``extra_taus`` (the thresholds of disjoint finished pieces), inf if none."""
-    if float_totals:
-        _check_rankable(totals)
-    r = ranks(fps, totals)
+    among their ranks and ``extra_taus`` (``(tau, scale)`` of disjoint finished pieces), inf if none. Ranks are
+    exact (:mod:`.scale`): double ranks when every total is within ``scale.FAST`` and every piece's scale is 0,
+    else the pairs of :func:`.scale.ext_ranks`."""
     n_keys = len(fps) if n_keys is None else n_keys
     cap = layout.sample_max_entries(budget, float_totals)
-    first = _smallest(fps, r, min(cap, len(fps)))
-    if partial:
-        n = min(n_keys, cap, len(first))
-    else:
-        n = _longest_prefix(fps[first], totals[first], budget, float_totals)
+    taus = [(t, s) for t, s in extra_taus if not math.isinf(t)]
+    w = np.abs(totals) if float_totals else None
+    if w is None or ((not len(w) or (w.min() >= scale.FAST[0] and w.max() < scale.FAST[1]))
+                     and all(s == 0 for _, s in taus)):
+        r = ranks(fps, totals)
+        first = _smallest(fps, r, min(cap, len(fps)))
+        n = _count(fps, totals, first, n_keys, cap, budget, partial, float_totals)
+        cand = np.concatenate([r, np.asarray([t for t, _ in taus], dtype=np.float64)])
+        tau = float(np.partition(cand, n)[n]) if n < n_keys else math.inf
+        return Finished(fps[first[:n]].copy(), totals[first[:n]].copy(), tau, n_keys)
+    x, q = scale.ext_ranks(fps, totals)
+    first = np.lexsort((fps, q, x))[:min(cap, len(fps))]
+    n = _count(fps, totals, first, n_keys, cap, budget, partial, float_totals)
+    tau_ext = None
+    if n < n_keys:
+        tx, tq = zip(*[scale.ext_of(t, s) for t, s in taus]) if taus else ((), ())
+        cx = np.concatenate([x, np.asarray(tx, dtype=np.int64)])
+        cq = np.concatenate([q, np.asarray(tq, dtype=np.float64)])
+        pick = np.lexsort((cq, cx))[n]
+        tau_ext = (int(cx[pick]), float(cq[pick]))
     sel = first[:n]
-    cand = np.concatenate([r, np.asarray([t for t in extra_taus if not math.isinf(t)], dtype=np.float64)])
-    tau = float(np.partition(cand, n)[n]) if n < n_keys else math.inf
-    return Finished(fps[sel].copy(), totals[sel].copy(), tau, n_keys)
+    sigma, tau = scale.storage(totals[sel], tau_ext)
+    return Finished(fps[sel].copy(), totals[sel].copy(), tau, n_keys, sigma)
 
 
-#: the float totals whose square is a normal double (the rank ``u / w^2`` is exact and finite): ``2^-511 .. 2^511``
-RANKABLE = (math.ldexp(1.0, -511), math.ldexp(1.0, 511))
-
-
-def _check_rankable(totals: np.ndarray) -> None:
-    """Refuse float totals whose rank ``u / w^2`` would underflow or overflow (``docs/sample.md``)."""
-    w = np.abs(totals)
-    bad = (w < RANKABLE[0]) | (w >= RANKABLE[1])
-    if bad.any():
-        raise CounterOverflowError(
-            f"a JoinSample float total must lie within 2**-511 .. 2**511 in magnitude (about 1.5e-154 .. 6.7e153), "
-            f"got {float(totals[bad][0])!r}: its rank u / total^2 would leave the doubles; scale the weights by a "
-            "power of two 2**k and the join answer by 2**-2k (the sample is unchanged)")
+def _count(fps, totals, first, n_keys, cap, budget, partial, float_totals) -> int:
+    """``n``: ``min(K, C)`` entries of a partial piece, the longest prefix that fits ``budget`` of a whole one."""
+    if partial:
+        return min(n_keys, cap, len(first))
+    return _longest_prefix(fps[first], totals[first], budget, float_totals)
 
 
 def _smallest(fps: np.ndarray, r: np.ndarray, k: int) -> np.ndarray:

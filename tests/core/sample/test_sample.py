@@ -359,7 +359,8 @@ def test_header_and_extension_checks_name_the_fault():
     ext = 64
     r, fp_bytes = struct.unpack_from("<BI", blob, ext + 32)
     cases = {
-        (ext + 4, b"\x03"): "unknown sample extension version 3",
+        (ext + 4, b"\x04"): "unknown sample extension version 4",
+        (ext + 4, b"\x03"): "layout-3 join sample has a scale exponent of 0",
         (ext + 5, b"\x04"): "reserved sample extension bytes",
         (ext + 5, b"\x03"): "partition count 1 disagrees with its partial flag 3",  # a legacy piece's flags
         (ext + 12, struct.pack("<I", 2)): "partition count 2 disagrees",

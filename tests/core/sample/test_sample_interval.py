@@ -144,10 +144,13 @@ def test_float_totals_at_the_ends_of_the_range_round_trip_with_finite_intervals(
 
 
 @pytest.mark.parametrize("total", [1e-160, 1e160])
-def test_float_totals_beyond_the_rankable_range_are_refused_and_nothing_is_lost(total):
+def test_float_totals_beyond_the_old_rankable_range_are_sampled_at_their_scale(total):
+    """Issue 36: 2^-511 .. 2^511 no longer bounds a float total (skimsketch/sample/scale.py); a table of 1.0 and
+    ``total`` keeps both, exactly, and answers a join exactly."""
     import skimsketch as ss
 
     s = ss.JoinSample.for_bytes(1024, dtype="float64").update([1, 2], weights=[1.0, total])
-    with pytest.raises(ss.CounterOverflowError, match=r"2\*\*-511 \.\. 2\*\*511.*got 1e"):
-        s.to_bytes()
-    assert s.update([2], weights=[-total]).join_size(s).value == 1.0  # the sample kept its totals
+    back = ss.from_bytes(s.to_bytes())
+    assert back.scale != 0 and sorted(back.sample_items()[1].tolist()) == sorted([1.0, total])
+    other = ss.JoinSample.for_bytes(1024, dtype="float64").update([1, 2], weights=[1.0, 1 / total])
+    assert back.join_size(ss.from_bytes(other.to_bytes())).value == 1.0 + total * (1 / total)
