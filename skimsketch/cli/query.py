@@ -38,7 +38,8 @@ def info_command(a) -> int:
         if isinstance(s, JoinSample):
             kept = len(s.sample_items()[0])
             part = "" if s.partition is None else f", partial: partitions {list(s.partition[0])} of {s.partition[1]}"
-            print(f"  sample of {kept:,} of {s.n_keys:,} keys, tau {s.tau!r}{part}")
+            scale = f" (at totals times 2**{s.scale})" if s.scale else ""
+            print(f"  sample of {kept:,} of {s.n_keys:,} keys, tau {s.tau!r}{scale}{part}")
         if isinstance(s, HeavyKeySketch):
             keys, _, clean = s.table_items()
             print(f"  {len(keys):,} heavy keys held ({int(clean.sum()):,} without residual), {s.draws:,} admission draws")

@@ -75,5 +75,13 @@ def join_estimate(a: Side, b: Side, confidence: float) -> Estimate:
     (fa, ea), (fb, eb) = a.facts(), b.facts()
     r = interval(fa, fb, i, j, confidence)
     e = ea + eb
-    detail = {k: (math.ldexp(v, e) if isinstance(v, float) else v) for k, v in r.detail.items()}
-    return Estimate(math.ldexp(r.value, e), math.ldexp(r.low, e), math.ldexp(r.high, e), confidence, METHOD, detail)
+    detail = {k: (_unscaled(v, e) if isinstance(v, float) else v) for k, v in r.detail.items()}
+    return Estimate(_unscaled(r.value, e), _unscaled(r.low, e), _unscaled(r.high, e), confidence, METHOD, detail)
+
+
+def _unscaled(v: float, e: int) -> float:
+    """``v 2^e``; an answer beyond float64 is infinite (as the JVM's ``Math.scalb``), never an error."""
+    try:
+        return math.ldexp(v, e)
+    except OverflowError:
+        return math.copysign(math.inf, v)

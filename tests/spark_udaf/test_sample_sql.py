@@ -5,6 +5,7 @@ the key with bounded partials, or the raw aggregate of exact totals); the estima
 core's answers; unions obey the core's merge rule, refusing finished samples whose keys may overlap.
 """
 
+import math
 import random
 from pathlib import Path
 
@@ -297,14 +298,41 @@ def test_the_sign_flag_follows_the_core_row_rule_in_both_plans(sspark, dtype):
     assert union == (pieces[0] + pieces[1]).to_bytes() and not union[7] & 16 and pieces[0].to_bytes()[7] & 16
 
 
-@pytest.mark.parametrize("total", ["1e-160", "1e160"])
-def test_float_totals_beyond_the_rankable_range_are_the_core_error(sspark, total):
-    """skimsketch/sample/selection.py RANKABLE: a float total outside 2^-511 .. 2^511 would make its rank leave the
-    doubles; both plans refuse it with the core's CounterOverflowError message."""
-    want = "a JoinSample float total must lie within 2\\*\\*-511 .. 2\\*\\*511 in magnitude"
+@pytest.mark.parametrize("shift", [-540, 600])
+def test_float_totals_of_any_magnitude_give_the_core_bytes_and_answers(sspark, shift):
+    """Issue 36 (skimsketch/sample/scale.py): totals (k % 37 + 1) 2^shift (about 1e-161 or 1e181, beyond the
+    old 2^-511 .. 2^511; two dyadic rows a key: exact sums in any order) give the core's layout-3 bytes in both
+    plans, its interval, and the core's merge of pieces at different scale exponents."""
+    rows = [(k, math.ldexp(k % 37 + 1, shift - 1) * (-1 if k % 5 == 0 else 1)) for k in range(1500) for _ in (0, 1)]
+    sspark.createDataFrame(rows, "k bigint, w double").repartition(3).createOrReplaceTempView("scaled_rows")
+    want = ss.JoinSample.for_bytes(600, 5, dtype="float64").update([r[0] for r in rows], weights=[r[1] for r in rows])
+    assert want.scale != 0 and want.tau < float("inf") and want.to_bytes()[68] == 3
+    q = "SELECT skim_sample_agg(k, w, 600, 5){extra} FROM scaled_rows"
+    for extra in ("", ", avg(k)"):
+        assert bytes(sspark.sql(q.format(extra=extra)).collect()[0][0]) == want.to_bytes(), extra
+    other = ss.JoinSample.for_bytes(600, 5, dtype="float64").update(range(700, 2200), weights=[
+        math.ldexp(k % 11 + 1, -shift) for k in range(700, 2200)])
+    r = sspark.sql(f"SELECT skim_join_size_bounds(X'{want.to_bytes().hex()}', X'{other.to_bytes().hex()}', 0.9) AS j"
+                   ).collect()[0].j
+    e = want.join_size(other, 0.9)
+    assert [r.value, r.low, r.high] == pytest.approx([e.value, e.low, e.high], rel=1e-9) and e.low < e.value < e.high
+    keys = list(range(3000))
+    part = ss.JoinSample.partition_of(keys, 2, seed=5)
+    pieces = [ss.JoinSample.for_bytes(600, 5, dtype="float64", partition=(i, 2)).update(
+        [k for k, p in zip(keys, part) if p == i], weights=[math.ldexp(k % 37 + 1, shift - 400 * i) for k, p in
+                                                           zip(keys, part) if p == i]) for i in range(2)]
+    assert pieces[0].scale != pieces[1].scale
+    df = sspark.createDataFrame([(p.to_bytes(),) for p in pieces], "s binary").repartition(2)
+    assert bytes(df.selectExpr("skim_union_agg(s) AS u").collect()[0].u) == (pieces[0] + pieces[1]).to_bytes()
+
+
+def test_float_totals_beyond_one_scale_are_the_core_error(sspark):
+    """Totals 1.0 and 1e-300 kept together cannot be ranked at one scale of doubles: both plans refuse them with
+    the core's CounterOverflowError message."""
+    want = "a JoinSample of float totals keeps totals from 1e-300 to 1.0 in magnitude"
     with pytest.raises(ss.CounterOverflowError, match=want):
-        ss.JoinSample.for_bytes(1024, dtype="float64").update([1, 2], weights=[1.0, float(total)]).to_bytes()
+        ss.JoinSample.for_bytes(1024, dtype="float64").update([1, 2], weights=[1.0, 1e-300]).to_bytes()
     for extra in ("", ", avg(id)"):
         with pytest.raises(Exception, match="CounterOverflowError: " + want):
-            sspark.sql(f"SELECT skim_sample_agg(id, IF(id = 1, CAST({total} AS DOUBLE), 1.0D), 1024){extra} "
+            sspark.sql(f"SELECT skim_sample_agg(id, IF(id = 1, CAST(1e-300 AS DOUBLE), 1.0D), 1024){extra} "
                        "FROM range(3)").collect()

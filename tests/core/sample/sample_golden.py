@@ -61,6 +61,29 @@ def _extreme() -> ss.JoinSample:
     return s
 
 
+def _scaled(nbytes: int, shift: int, n: int = 500) -> ss.JoinSample:
+    """Float totals ``(k % 37 + 1) 2^shift`` (negative for every fifth key; exact sums in any order): beyond
+    ``2^-511 .. 2^511`` a layout-3 sample (its scale exponent; skimsketch/sample/scale.py)."""
+    keys = np.arange(n)
+    w = np.ldexp((keys % 37 + 1).astype(np.float64), shift) * np.where(keys % 5 == 0, -1.0, 1.0)
+    return ss.JoinSample.for_bytes(nbytes, seed=44, dtype="float64").update(keys, weights=w)
+
+
+def _span_merged() -> ss.JoinSample:
+    """Pieces of one partitioning at different scale exponents (totals 2^-900, 2^-600 and 2^-750 times an integer),
+    finished and merged: the one-build sample."""
+    keys = np.arange(3000)
+    part = ss.JoinSample.partition_of(keys, 3, seed=44)
+    w = np.ldexp((keys % 37 + 1).astype(np.float64), np.array([-900, -600, -750])[part])
+    p = _pieces_of(keys, w, part, 3)
+    return p[0].merge(p[2]).merge(p[1])
+
+
+def _pieces_of(keys, w, part, parts: int) -> list:
+    return [ss.from_bytes(ss.JoinSample.for_bytes(600, 44, "float64", (i, parts)).update(
+        keys[part == i], weights=w[part == i]).to_bytes()) for i in range(parts)]
+
+
 def _merged() -> ss.JoinSample:
     p = _pieces(_zipf(1, 5000, 2000), 300, 42, 3)
     return p[2].merge(p[0]).merge(p[1])
@@ -94,6 +117,11 @@ BUILDERS = {
     # flags partial | legacy), and its empty sample (v4_empty.bin): legacy, yet it joins and merges new samples
     "from_layout1_piece": lambda: ss.from_bytes((DIR / "v4_piece.bin").read_bytes()),
     "empty_legacy": lambda: ss.from_bytes((DIR / "v4_empty.bin").read_bytes()),
+    # float totals of any magnitude (issue 36): layout 3, the scale exponent in the extension's head
+    "float_tiny": lambda: _scaled(600, -540),
+    "float_huge": lambda: _scaled(600, 600),
+    "float_tiny_complete": lambda: _scaled(600, -1000, 20),
+    "float_span_merged": _span_merged,
 }
 
 
@@ -122,7 +150,9 @@ def cases() -> list[tuple]:
                  ("strings_deletes", "strings_deletes"), ("zipf", "other_seed"), ("zipf", "strings_deletes"),
                  ("piece", "zipf_g"), ("extreme_totals", "wide"), ("from_layout1", "zipf_g"),
                  ("from_layout1_piece", "from_layout1"), ("from_layout1_piece", "zipf"), ("empty_legacy", "zipf"),
-                 ("zipf", "empty_legacy"), ("empty_legacy", "from_layout1"), ("empty_legacy", "empty")):
+                 ("zipf", "empty_legacy"), ("empty_legacy", "from_layout1"), ("empty_legacy", "empty"),
+                 ("float_tiny", "float_huge"), ("float_huge", "float_tiny"), ("float_huge", "float_tiny_complete"),
+                 ("float_span_merged", "float_huge"), ("float_tiny_complete", "float_tiny_complete")):
         out.append(("join", 0.95, a, b, None))
     for c in (0.5, 0.99):
         out.append(("join", c, "zipf", "zipf_g", None))
@@ -130,7 +160,8 @@ def cases() -> list[tuple]:
         out.append(("self", 0.95, name, None, None))
         out.append(("info", None, name, None, None))
     for k in ("int:0", "int:1", "int:3", "int:1999", "int:-5", "str:" + b"user5".hex()):
-        for name in ("zipf", "complete", "strings_deletes", "float", "piece", "extreme_totals", "from_layout1_piece"):
+        for name in ("zipf", "complete", "strings_deletes", "float", "piece", "extreme_totals", "from_layout1_piece",
+                     "float_tiny", "float_huge"):
             out.append(("freq", 0.95, name, None, k))
     return out
 

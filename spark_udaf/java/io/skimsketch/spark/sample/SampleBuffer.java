@@ -40,7 +40,6 @@ public final class SampleBuffer {
                 for (int i = 0; i < s.size; i++) {
                     out.writeLong(s.keys[i]);
                     out.writeLong(s.totals[i]);
-                    out.writeDouble(s.ranks[i]);
                 }
             }
         } catch (IOException e) {
@@ -65,7 +64,7 @@ public final class SampleBuffer {
                 b.sel.nKeys = n;
                 int size = in.readInt();
                 for (int i = 0; i < size; i++) {
-                    b.sel.offer(in.readLong(), in.readLong(), in.readDouble());
+                    b.sel.offer(in.readLong(), in.readLong()); // ranked again (SampleScale)
                 }
             }
         } catch (IOException e) {

@@ -61,7 +61,7 @@ public final class SampleChecks {
                 try {
                     byte[] out = SampleFormat.decode(b).toBytes();
                     check(java.util.Arrays.equals(SampleFormat.decode(out).toBytes(), out)
-                            && (layout(b) != 2 || java.util.Arrays.equals(out, b)), "altered sample " + e.getKey()
+                            && (layout(b) == 1 || java.util.Arrays.equals(out, b)), "altered sample " + e.getKey()
                             + " read back differently (byte " + at + " = " + (b[at] & 0xFF) + ")");
                 } catch (CorruptSketchError ok) {
                     // refused: what the core does with it
@@ -115,12 +115,12 @@ public final class SampleChecks {
         long k = s.nKeys;
         int size = s.size;
         s.nKeys++;
-        s.offer(fp, 1_000_000, SampleRank.rank(fp, 1_000_000.0));
+        s.offer(fp, 1_000_000);
         Integer[] after = s.order();
         check(s.nKeys == k && s.size == size && s.keys[after[0]] == fp && s.totals[after[0]] == t + 1_000_000,
                 "a held fingerprint offered again: one entry, the summed total, ranked by it");
         s.nKeys++;
-        s.offer(fp, -(t + 1_000_000), SampleRank.rank(fp, (double) -(t + 1_000_000)));
+        s.offer(fp, -(t + 1_000_000));
         Integer[] gone = s.order();
         boolean held = false;
         for (int i = 0; i < s.size; i++) {
@@ -130,7 +130,8 @@ public final class SampleChecks {
                 "a fingerprint whose summed total is zero leaves the buffer and the key count");
         for (int i = 0; i < s.size; i++) { // the heap order still holds
             int p = (i - 1) >> 1;
-            check(i == 0 || SampleRank.compare(s.ranks[p], s.keys[p], s.ranks[i], s.keys[i]) > 0, "heap order");
+            check(i == 0 || SampleScale.compare(s.ranks[p], s.shifts[p], s.keys[p], s.ranks[i], s.shifts[i], s.keys[i])
+                    > 0, "heap order");
         }
     }
 
@@ -141,7 +142,7 @@ public final class SampleChecks {
         SampleSelect all = new SampleSelect(1 << 20, s.isFloat);
         s.map.forEach((fp, t) -> {
             all.nKeys++;
-            all.offer(fp, t, SampleRank.rank(fp, s.isFloat ? Double.longBitsToDouble(t) : (double) t));
+            all.offer(fp, t);
         });
         Integer[] idx = all.order();
         int n = f.fps.length + 1;
@@ -153,7 +154,7 @@ public final class SampleChecks {
             check(i == n - 1 || (fps[i] == f.fps[i] && ts[i] == f.totals[i]), "a whole sample is a (rank, fp) prefix");
         }
         SampleState more = SampleState.finished(s.nbytes, s.seed, s.isFloat, new SampleState.Fin(fps, ts,
-                all.ranks[idx[n]], f.nKeys, s.isFloat));
+                Math.scalb(all.ranks[idx[n]], all.shifts[idx[n]]), f.nKeys, s.isFloat));
         more.total = s.total;
         more.keyDomain = s.keyDomain;
         check(more.toBytes().length > s.nbytes, "one more entry than a whole sample's would exceed the budget");
@@ -375,10 +376,50 @@ public final class SampleChecks {
             extreme.add((long) k, 1, k < 15 ? (k % 2 == 0 ? 1 : -1) * ((1L << 62) + k) : w[k - 15]);
         }
         SampleState empty = SampleState.building(256, 42, false);
-        return java.util.Arrays.equals(complete.toBytes(), blobs.get("complete"))
+        return scaledRebuilt(blobs) && java.util.Arrays.equals(complete.toBytes(), blobs.get("complete"))
                 && java.util.Arrays.equals(wide.toBytes(), blobs.get("wide"))
                 && java.util.Arrays.equals(extreme.toBytes(), blobs.get("extreme_totals"))
                 && java.util.Arrays.equals(empty.toBytes(), blobs.get("empty"));
+    }
+
+    /** A float total (k % 37 + 1) 2^shift, negative for every fifth key (sample_golden._scaled). */
+    private static double scaledTotal(long k, int shift) {
+        return Math.scalb((double) (k % 37 + 1), shift) * (k % 5 == 0 ? -1.0 : 1.0);
+    }
+
+    /**
+     * The golden float samples beyond 2^-511 .. 2^511 (layout 3: a scale exponent) rebuilt on the JVM, and the
+     * merge of finished pieces at three scale exponents (sample_golden._span_merged), byte for byte.
+     */
+    private static boolean scaledRebuilt(Map<String, byte[]> blobs) {
+        if (!blobs.containsKey("float_tiny")) {
+            return true;
+        }
+        SampleState tiny = SampleState.building(600, 44, true);
+        SampleState huge = SampleState.building(600, 44, true);
+        for (long k = 0; k < 500; k++) {
+            tiny.add(k, 1, scaledTotal(k, -540));
+            huge.add(k, 1, scaledTotal(k, 600));
+        }
+        SampleState[] piece = new SampleState[3];
+        for (int i = 0; i < 3; i++) {
+            piece[i] = SampleState.building(600, 44, true);
+            piece[i].parts = 3;
+            piece[i].covered = new java.util.BitSet();
+            piece[i].covered.set(i);
+        }
+        SampleRank r = SampleRank.of(44);
+        int[] shift = {-900, -600, -750};
+        for (long k = 0; k < 3000; k++) {
+            int p = SampleRank.partition(r.fp(k), 3);
+            piece[p].add(k, 1, Math.scalb((double) (k % 37 + 1), shift[p]));
+        }
+        byte[] merged = SampleFormat.decode(piece[0].toBytes()).merge(SampleFormat.decode(piece[2].toBytes()))
+                .merge(SampleFormat.decode(piece[1].toBytes())).toBytes();
+        return layout(tiny.toBytes()) == SampleFormat.LAYOUT_SCALED
+                && java.util.Arrays.equals(tiny.toBytes(), blobs.get("float_tiny"))
+                && java.util.Arrays.equals(huge.toBytes(), blobs.get("float_huge"))
+                && java.util.Arrays.equals(merged, blobs.get("float_span_merged"));
     }
 
     /** Some golden samples rebuilt from their rows (tests/core/sample_golden.py's builders) at the converted budget. */

@@ -110,7 +110,7 @@ public final class SampleEstimator {
         if (f.complete()) {
             return new Estimate(0.0, 0.0, 0.0, 1.0, METHOD);
         }
-        double bound = Math.sqrt(SampleRank.unit(fp) / f.tau);
+        double bound = Math.scalb(Math.sqrt(SampleRank.unit(fp) / f.tau), -f.scale);
         return new Estimate(0.0, -bound, bound, 1.0, METHOD);
     }
 

@@ -26,6 +26,8 @@ public final class SampleFormat {
     /** Header 64 + CRC 4 + extension head 32 + Rice parameter 1 + fingerprint-section length 4. */
     static final int OVERHEAD = 105;
     static final int LAYOUT = 2;
+    /** Layout 2 with the scale exponent (i16, not 0) in the reserved bytes ({@link SampleScale}). */
+    static final int LAYOUT_SCALED = 3;
     private static final int MAGIC = 0x4B534B53; // "SKSK" little-endian
     private static final int SMPL = 0x4C504D53; // "SMPL"
     /** Extension flags (layout 2): a partition piece; a legacy sample (fingerprints h >>> 12). */
@@ -100,7 +102,8 @@ public final class SampleFormat {
         b.put((byte) (s.isFloat ? 2 : 1)).put((byte) (f.nKeys > 0 ? s.keyDomain : 0)).putShort((short) 0)
                 .putDouble(0.0);
         b.putLong(s.total).putLong(s.nullW).putInt(ext);
-        b.putInt(SMPL).put((byte) LAYOUT).put((byte) ((partial ? PARTIAL : 0) | (s.legacy ? LEGACY : 0))).putShort((short) 0).putInt(n)
+        b.putInt(SMPL).put((byte) (f.scale != 0 ? LAYOUT_SCALED : LAYOUT))
+                .put((byte) ((partial ? PARTIAL : 0) | (s.legacy ? LEGACY : 0))).putShort((short) f.scale).putInt(n)
                 .putInt(s.parts);
         b.putDouble(f.tau).putLong(f.nKeys);
         if (partial) {
@@ -219,13 +222,17 @@ public final class SampleFormat {
         int x = HEADER;
         int lv = blob[x + 4] & 0xFF;
         int xflags = blob[x + 5] & 0xFF;
+        if (lv == LAYOUT_SCALED && b.getShort(x + 6) == 0) {
+            throw bad("a layout-3 join sample has a scale exponent of 0 (layout 2 writes that sample)");
+        }
         if (b.getInt(x) != SMPL) {
             throw bad("bad sample extension magic");
         }
-        if (lv != 1 && lv != 2) {
+        if (lv < 1 || lv > LAYOUT_SCALED) {
             throw bad("unknown sample extension version " + lv);
         }
-        if (b.getShort(x + 6) != 0 || !(xflags == 0 || xflags == PARTIAL || (lv == 2 && (xflags & ~PARTIAL) == LEGACY))) {
+        if ((b.getShort(x + 6) != 0) != (lv == LAYOUT_SCALED)
+                || !(xflags == 0 || xflags == PARTIAL || (lv >= 2 && (xflags & ~PARTIAL) == LEGACY))) {
             throw bad("reserved sample extension bytes are set");
         }
         long n = b.getInt(x + 8) & 0xFFFFFFFFL;
@@ -250,6 +257,7 @@ public final class SampleFormat {
         h.parts = (int) parts;
         h.legacy = lv == 1 || (xflags & LEGACY) != 0;
         h.sign = (flags & SIGN) != 0;
+        h.scale = lv == LAYOUT_SCALED ? b.getShort(x + 6) : 0;
         return lv == 1 ? SampleLayout1.decode(blob, b, h, ctype, width, e) : decodeV2(blob, b, h, ctype, width, e);
     }
 
@@ -267,6 +275,7 @@ public final class SampleFormat {
         int parts;
         boolean legacy;
         boolean sign;
+        int scale;
     }
 
     /** The rules both layouts share: tau against the counts, totals, the empty flag, the key domain. */
@@ -324,7 +333,7 @@ public final class SampleFormat {
 
     static SampleState state(Head h, int budget, long[] fps, long[] totals, BitSet covered) {
         SampleState s = SampleState.finished(budget, h.seed, h.isFloat, new SampleState.Fin(fps, totals, h.tau,
-                h.nKeys, h.isFloat));
+                h.nKeys, h.isFloat, h.scale));
         s.total = h.total;
         s.nullW = h.nullW;
         s.keyDomain = h.kd;
@@ -337,6 +346,9 @@ public final class SampleFormat {
 
     /** Layout 2: budget, Rice-coded fingerprints, varint or float64 totals. */
     private static SampleState decodeV2(byte[] blob, ByteBuffer b, Head h, int ctype, long budget, long e) {
+        if (h.scale != 0 && !h.isFloat) {
+            throw bad("a layout-3 join sample (a scale exponent) has float totals");
+        }
         if (ctype == 3) {
             throw bad("a layout-2 join sample has int64 (type 1) or float64 (type 2) totals");
         }
@@ -406,9 +418,13 @@ public final class SampleFormat {
             totals = SampleCodec.varintDecode(blob, at + (int) len, tlen, (int) n);
         }
         checkState(h, totals);
+        if (h.scale != 0) {
+            SampleScale.checkStored(totals, h.tau, h.scale);
+        }
         double[] ranks = new double[(int) n];
         for (int i = 0; i < n; i++) {
-            ranks[i] = SampleRank.rank(fps[i], h.isFloat ? Double.longBitsToDouble(totals[i]) : (double) totals[i]);
+            double w = Math.abs(h.isFloat ? Double.longBitsToDouble(totals[i]) : (double) totals[i]);
+            ranks[i] = SampleRank.rank(fps[i], h.scale == 0 ? w : Math.scalb(w, h.scale));
             if (ranks[i] > h.tau) {
                 throw bad("a sample entry ranks above tau: altered bytes or another seed");
             }

@@ -59,7 +59,8 @@ final class SampleInterval {
                 t[i] = Math.scalb(t[i], -e);
             }
             totals = t;
-            tau = Math.scalb(f.tau, 2 * e);
+            double tf = Math.scalb(f.tau, 2 * (e + f.scale)); // tau stored at the sample's scale exponent
+            tau = Double.isInfinite(tf) && !f.complete() ? Double.MAX_VALUE : tf; // beyond the doubles: bounds widen
             nKeys = f.nKeys;
             totalWeight = Math.scalb(s.totalWeight(), -e);
             nonnegative = s.nonnegative();

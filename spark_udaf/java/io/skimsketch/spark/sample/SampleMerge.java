@@ -130,9 +130,9 @@ final class SampleMerge {
                 for (SampleState.Fin f : new SampleState.Fin[] {fa, fb}) {
                     s.nKeys += f.nKeys; // (disjoint partitions: disjoint fingerprints)
                     for (int i = 0; i < f.fps.length; i++) {
-                        s.offer(f.fps[i], f.totals[i], SampleRank.rank(f.fps[i], f.total(i)));
+                        s.offer(f.fps[i], f.totals[i]);
                     }
-                    s.addTau(f.tau);
+                    s.addTau(f.tau, f.scale);
                 }
                 a.map = null;
                 a.sel = null;

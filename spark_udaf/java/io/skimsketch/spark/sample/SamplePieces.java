@@ -25,7 +25,7 @@ public final class SamplePieces {
         int maxEntries = SampleState.maxEntries(nbytes, false);
         SampleSelect s = new SampleSelect(maxEntries, false);
         for (int i = 0; i < r.m; i++) {
-            s.offer(r.rk[i], r.rv[i], SampleRank.rank(r.rk[i], (double) r.rv[i]));
+            s.offer(r.rk[i], r.rv[i]);
         }
         Bytes b = new Bytes(40 + 18 * s.size);
         b.fixed(r.total).fixed(r.nullW);
@@ -59,7 +59,7 @@ public final class SamplePieces {
             long fp = b.varint();
             long z = b.varint();
             long tot = (z >>> 1) ^ -(z & 1);
-            st.sel.offer(fp, tot, SampleRank.rank(fp, (double) tot));
+            st.sel.offer(fp, tot);
         }
         st.fin = null;
     }

@@ -12,20 +12,23 @@ import java.util.Arrays;
  * (rank, fp)) and the finite thresholds, so the chosen n &lt;= C entries and tau are those of the full set.
  * Totals are longs, or a double's raw bits with float totals. An offered fingerprint already held (two
  * keys of one fingerprint, met while the first is kept) adds its total to the held one; a zero sum leaves.
+ * Ranks are exact pairs (rank, shift), value rank 2^shift ({@link SampleScale}): float totals of any magnitude.
  */
 final class SampleSelect implements Serializable {
-    private static final long serialVersionUID = 2L;
+    private static final long serialVersionUID = 3L;
     final int cap;
     final boolean isFloat;
     int size;
-    /** The held fingerprints (the heap), their totals and ranks. */
+    /** The held fingerprints (the heap), their totals and ranks (rank 2^shift). */
     long[] keys;
     long[] totals;
     double[] ranks;
+    int[] shifts;
     /** Fingerprints with a non-zero total in the set, kept or not. */
     long nKeys;
-    /** The finite thresholds of merged finished pieces. */
+    /** The finite thresholds of merged finished pieces (tau 2^tauShift: 2 sigma of the piece's scale). */
     double[] taus = new double[0];
+    int[] tauShifts = new int[0];
     /** The held fingerprints + 1 (0: empty), open addressing by the fingerprint's low bits. */
     private long[] held;
     /**
@@ -43,12 +46,17 @@ final class SampleSelect implements Serializable {
         keys = new long[init];
         totals = new long[init];
         ranks = new double[init];
+        shifts = new int[init];
         held = new long[128];
         filter = new long[8];
     }
 
-    private static boolean before(double ra, long ka, double rb, long kb) {
-        return ra < rb || (ra == rb && ka < kb);
+    private static boolean before(double ra, int sa, long ka, double rb, int sb, long kb) {
+        return sa == sb ? ra < rb || (ra == rb && ka < kb) : SampleScale.compare(ra, sa, ka, rb, sb, kb) < 0;
+    }
+
+    private boolean before(int i, double r, int sh, long fp) {
+        return before(ranks[i], shifts[i], keys[i], r, sh, fp);
     }
 
     // -- the set of held fingerprints ------------------------------------------------------------
@@ -120,68 +128,58 @@ final class SampleSelect implements Serializable {
     }
 
     // -- the heap ------------------------------------------------------------------------------------
-    private void set(int i, long fp, long t, double r) {
+    private void set(int i, long fp, long t, double r, int sh) {
         keys[i] = fp;
         totals[i] = t;
         ranks[i] = r;
+        shifts[i] = sh;
     }
 
-    private void siftUp(int i, long fp, long t, double r) {
+    private void siftUp(int i, long fp, long t, double r, int sh) {
         while (i > 0) {
             int p = (i - 1) >> 1;
-            if (!before(ranks[p], keys[p], r, fp)) {
+            if (!before(p, r, sh, fp)) {
                 break;
             }
-            set(i, keys[p], totals[p], ranks[p]);
+            set(i, keys[p], totals[p], ranks[p], shifts[p]);
             i = p;
         }
-        set(i, fp, t, r);
+        set(i, fp, t, r, sh);
     }
 
-    private void siftDown(int i, long fp, long t, double r) {
+    private void siftDown(int i, long fp, long t, double r, int sh) {
         while (true) {
             int l = 2 * i + 1;
             if (l >= size) {
                 break;
             }
-            int c = l + 1 < size && before(ranks[l], keys[l], ranks[l + 1], keys[l + 1]) ? l + 1 : l;
-            if (!before(r, fp, ranks[c], keys[c])) {
+            int c = l + 1 < size && before(l, ranks[l + 1], shifts[l + 1], keys[l + 1]) ? l + 1 : l;
+            if (!before(r, sh, fp, ranks[c], shifts[c], keys[c])) {
                 break;
             }
-            set(i, keys[c], totals[c], ranks[c]);
+            set(i, keys[c], totals[c], ranks[c], shifts[c]);
             i = c;
         }
-        set(i, fp, t, r);
+        set(i, fp, t, r, sh);
     }
 
-    /** Puts (fp, t, r) at i (a hole) where it belongs. */
-    private void resettle(int i, long fp, long t, double r) {
-        if (i > 0 && before(ranks[(i - 1) >> 1], keys[(i - 1) >> 1], r, fp)) {
-            siftUp(i, fp, t, r);
+    /** Puts (fp, t, r 2^sh) at i (a hole) where it belongs. */
+    private void resettle(int i, long fp, long t, double r, int sh) {
+        if (i > 0 && before((i - 1) >> 1, r, sh, fp)) {
+            siftUp(i, fp, t, r, sh);
         } else {
-            siftDown(i, fp, t, r);
+            siftDown(i, fp, t, r, sh);
         }
     }
 
-    /**
-     * A float total outside 2^-511 .. 2^511 in magnitude (its rank u / total^2 would leave the doubles) is the
-     * core's CounterOverflowError (skimsketch/sample/selection.py, RANKABLE), raised when the sample is selected.
-     */
-    static void checkRankable(double t) {
-        double w = Math.abs(t);
-        if (w < 0x1p-511 || w >= 0x1p511) {
-            throw new CounterOverflowError("a JoinSample float total must lie within 2**-511 .. 2**511 in magnitude "
-                    + "(about 1.5e-154 .. 6.7e153), got " + Keys.pyRepr(t) + ": its rank u / total^2 would leave the "
-                    + "doubles; scale the weights by a power of two 2**k and the join answer by 2**-2k (the sample is "
-                    + "unchanged)");
-        }
+    /** Offers one fingerprint with its non-zero total (counted in nKeys by the caller), ranked exactly. */
+    void offer(long fp, long total) {
+        double w = Math.abs(isFloat ? Double.longBitsToDouble(total) : (double) total);
+        int sh = SampleScale.shift(w);
+        offer(fp, total, SampleScale.rank(fp, w, sh), sh);
     }
 
-    /** Offers one fingerprint with its non-zero total (counted in nKeys by the caller). */
-    void offer(long fp, long total, double rank) {
-        if (isFloat) {
-            checkRankable(Double.longBitsToDouble(total));
-        }
+    private void offer(long fp, long total, double rank, int sh) {
         if (maybeHeld(fp) && held[slot(fp)] != 0) {
             combine(fp, total);
             return;
@@ -192,17 +190,18 @@ final class SampleSelect implements Serializable {
                 keys = Arrays.copyOf(keys, n);
                 totals = Arrays.copyOf(totals, n);
                 ranks = Arrays.copyOf(ranks, n);
+                shifts = Arrays.copyOf(shifts, n);
             }
             hold(fp);
-            siftUp(size++, fp, total, rank);
+            siftUp(size++, fp, total, rank, sh);
             return;
         }
-        if (!before(rank, fp, ranks[0], keys[0])) {
+        if (!before(rank, sh, fp, ranks[0], shifts[0], keys[0])) {
             return;
         }
         release(keys[0]);
         hold(fp);
-        siftDown(0, fp, total, rank);
+        siftDown(0, fp, total, rank, sh);
     }
 
     /** A second total for a held fingerprint: the sum (one entry), or the entry leaves when it is zero. */
@@ -231,31 +230,34 @@ final class SampleSelect implements Serializable {
             release(fp);
             size--;
             if (i < size) {
-                resettle(i, keys[size], totals[size], ranks[size]);
+                resettle(i, keys[size], totals[size], ranks[size], shifts[size]);
             }
             return;
         }
-        resettle(i, fp, t, SampleRank.rank(fp, isFloat ? Double.longBitsToDouble(t) : (double) t));
+        double w = Math.abs(isFloat ? Double.longBitsToDouble(t) : (double) t);
+        int sh = SampleScale.shift(w);
+        resettle(i, fp, t, SampleScale.rank(fp, w, sh), sh);
     }
 
-    /** Adds a finite threshold of a merged finished piece. */
-    void addTau(double tau) {
+    /** Adds a finite threshold of a merged finished piece, stored at scale exponent {@code scale}. */
+    void addTau(double tau, int scale) {
         if (Double.isInfinite(tau)) {
             return;
         }
-        double[] t = Arrays.copyOf(taus, taus.length + 1);
-        t[taus.length] = tau;
-        taus = t;
+        taus = Arrays.copyOf(taus, taus.length + 1);
+        tauShifts = Arrays.copyOf(tauShifts, tauShifts.length + 1);
+        taus[taus.length - 1] = tau;
+        tauShifts[taus.length - 1] = 2 * scale;
     }
 
     /** The union with another selection (the same fingerprint in both adds the totals). */
     void absorb(SampleSelect o) {
         nKeys += o.nKeys;
         for (int i = 0; i < o.size; i++) {
-            offer(o.keys[i], o.totals[i], o.ranks[i]);
+            offer(o.keys[i], o.totals[i], o.ranks[i], o.shifts[i]);
         }
-        for (double t : o.taus) {
-            addTau(t);
+        for (int i = 0; i < o.taus.length; i++) {
+            addTau(o.taus[i], o.tauShifts[i] / 2);
         }
     }
 
@@ -265,7 +267,7 @@ final class SampleSelect implements Serializable {
         for (int i = 0; i < size; i++) {
             idx[i] = i;
         }
-        Arrays.sort(idx, (x, y) -> SampleRank.compare(ranks[x], keys[x], ranks[y], keys[y]));
+        Arrays.sort(idx, (x, y) -> SampleScale.compare(ranks[x], shifts[x], keys[x], ranks[y], shifts[y], keys[y]));
         return idx;
     }
 
@@ -294,24 +296,24 @@ final class SampleSelect implements Serializable {
             ts = Arrays.copyOf(ts, n);
         }
         double tau = Double.POSITIVE_INFINITY;
+        int tauShift = 0;
         if (n < nKeys) {
-            double[] cand = new double[size + taus.length];
-            int c = 0;
-            for (int i = 0; i < size; i++) {
-                cand[c++] = ranks[i];
-            }
-            for (double t : taus) {
-                if (!Double.isInfinite(t)) {
-                    cand[c++] = t;
-                }
-            }
+            int c = size + taus.length;
+            double[] cr = Arrays.copyOf(ranks, c);
+            int[] cs = Arrays.copyOf(shifts, c);
+            System.arraycopy(taus, 0, cr, size, taus.length);
+            System.arraycopy(tauShifts, 0, cs, size, taus.length);
             if (n < c) {
-                double[] sorted = Arrays.copyOf(cand, c);
-                Arrays.sort(sorted);
-                tau = sorted[n];
+                Integer[] ci = new Integer[c];
+                for (int i = 0; i < c; i++) {
+                    ci[i] = i;
+                }
+                Arrays.sort(ci, (x, y) -> SampleScale.compareValue(cr[x], cs[x], cr[y], cs[y]));
+                tau = cr[ci[n]];
+                tauShift = cs[ci[n]];
             }
         }
-        return new SampleState.Fin(fps, ts, tau, nKeys, isFloat);
+        return SampleScale.fin(fps, ts, tau, tauShift, nKeys, isFloat);
     }
 
     /** The serialised bytes of a whole sample of the first n of fps (in rank order) and their totals. */

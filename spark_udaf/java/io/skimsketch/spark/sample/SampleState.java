@@ -66,7 +66,10 @@ public final class SampleState implements Serializable {
         return ranker().fp(key, legacy);
     }
 
-    /** The sample proper: fingerprints in (rank, fp) order, their totals (longs or raw double bits), tau, K. */
+    /**
+     * The sample proper: fingerprints in (rank, fp) order, their totals (longs or raw double bits), tau (the rank
+     * at totals times 2^scale, {@link SampleScale}), K.
+     */
     static final class Fin implements Serializable {
         private static final long serialVersionUID = 2L;
         final long[] fps;
@@ -74,13 +77,19 @@ public final class SampleState implements Serializable {
         final double tau;
         final long nKeys;
         final boolean isFloat;
+        final int scale;
 
         Fin(long[] fps, long[] totals, double tau, long nKeys, boolean isFloat) {
+            this(fps, totals, tau, nKeys, isFloat, 0);
+        }
+
+        Fin(long[] fps, long[] totals, double tau, long nKeys, boolean isFloat, int scale) {
             this.fps = fps;
             this.totals = totals;
             this.tau = tau;
             this.nKeys = nKeys;
             this.isFloat = isFloat;
+            this.scale = scale;
         }
 
         boolean complete() {
@@ -205,7 +214,7 @@ public final class SampleState implements Serializable {
                 + Double.longBitsToDouble(t))) : addExact(total, t);
         long fp = fp(key);
         sel.nKeys++;
-        sel.offer(fp, t, SampleRank.rank(fp, isFloat ? Double.longBitsToDouble(t) : (double) t));
+        sel.offer(fp, t);
         fin = null;
     }
 
@@ -244,7 +253,7 @@ public final class SampleState implements Serializable {
                 SampleSelect s = new SampleSelect(maxEntries(nbytes, isFloat), isFloat);
                 map.forEach((fp, t) -> {
                     s.nKeys++;
-                    s.offer(fp, t, SampleRank.rank(fp, isFloat ? Double.longBitsToDouble(t) : (double) t));
+                    s.offer(fp, t);
                 });
                 fin = s.finish(nbytes, whole());
             } else {
@@ -268,7 +277,7 @@ public final class SampleState implements Serializable {
             fps[i] = f[idx[i]];
             ts[i] = fin.totals[idx[i]];
         }
-        fin = new Fin(fps, ts, fin.tau, fin.nKeys, isFloat);
+        fin = new Fin(fps, ts, fin.tau, fin.nKeys, isFloat, fin.scale);
         return this;
     }
 
