@@ -298,12 +298,14 @@ def test_the_sign_flag_follows_the_core_row_rule_in_both_plans(sspark, dtype):
     assert union == (pieces[0] + pieces[1]).to_bytes() and not union[7] & 16 and pieces[0].to_bytes()[7] & 16
 
 
-@pytest.mark.parametrize("shift", [-540, 600])
-def test_float_totals_of_any_magnitude_give_the_core_bytes_and_answers(sspark, shift):
+@pytest.mark.parametrize("shift, drop", [(-540, 0), (600, 0), (600, 1000)])
+def test_float_totals_of_any_magnitude_give_the_core_bytes_and_answers(sspark, shift, drop):
     """Issue 36 (skimsketch/sample/scale.py): totals (k % 37 + 1) 2^shift (about 1e-161 or 1e181, beyond the
-    old 2^-511 .. 2^511; two dyadic rows a key: exact sums in any order) give the core's layout-3 bytes in both
-    plans, its interval, and the core's merge of pieces at different scale exponents."""
-    rows = [(k, math.ldexp(k % 37 + 1, shift - 1) * (-1 if k % 5 == 0 else 1)) for k in range(1500) for _ in (0, 1)]
+    old 2^-511 .. 2^511; two dyadic rows a key: exact sums in any order; ``drop``: every third key 2^drop
+    smaller, a table no one scale of doubles ranks) give the core's layout-3 bytes in both plans, its
+    interval, and the core's merge of pieces at different scale exponents."""
+    rows = [(k, math.ldexp(k % 37 + 1, shift - 1 - (drop if k % 3 == 0 else 0)) * (-1 if k % 5 == 0 else 1))
+            for k in range(1500) for _ in (0, 1)]
     sspark.createDataFrame(rows, "k bigint, w double").repartition(3).createOrReplaceTempView("scaled_rows")
     want = ss.JoinSample.for_bytes(600, 5, dtype="float64").update([r[0] for r in rows], weights=[r[1] for r in rows])
     assert want.scale != 0 and want.tau < float("inf") and want.to_bytes()[68] == 3
