@@ -2,7 +2,8 @@
 
 For every shape of :mod:`benchmarks.adversarial_shapes` (data drawn once, data seed ``--data-seed``), kind
 (``sample``: ``ss.JoinSample.for_bytes(n, seed=s)``; ``skimmed``: ``ss.SkimmedSketch.for_bytes(n, seed=s)``;
-also ``hash`` and ``agms``; ``dtype="float64"`` for float weights), budget (``--nbytes``; ``A:B`` gives
+also ``hash`` and ``agms``, and ``skimcheb``: the skimmed sketches' ``bound="chebyshev"`` interval;
+``dtype="float64"`` for float weights), budget (``--nbytes``; ``A:B`` gives
 side f ``A`` bytes and side g ``B``) and hash seed ``s`` (``--seeds`` of them, from ``--seed0``), both
 tables are summarised (tables of float totals are also written with ``to_bytes`` and read back with
 ``ss.from_bytes``: ``--roundtrip``), and ``join_size`` (95 %) is compared with the exact join computed
@@ -46,7 +47,11 @@ from benchmarks import adversarial_shapes as adv
 
 __all__ = ["Table", "aggregate", "exact_join", "main", "summarise", "wilson"]
 
-KINDS = ("sample", "skimmed", "hash", "agms")
+KINDS = ("sample", "skimmed", "skimcheb", "hash", "agms")
+#: labels that read another kind's summaries with other ``join_size`` arguments (the same sketches, so the
+#: two intervals of a label pair are compared draw by draw): ``skimcheb`` is the skimmed sketch's Chebyshev
+#: (distribution-free) interval beside its default normal one
+VARIANTS = {"skimcheb": ("skimmed", {"bound": "chebyshev"})}
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "interval_coverage_adversarial.txt")
 TINY = 1e-5  # below this median |error| / |J| the width is reported as hw/J only
 
@@ -122,9 +127,10 @@ _ROUNDTRIP = "float"
 
 
 def _task(job):
-    """All shapes at every budget pair of one (kind, seed): ``{(f bytes, g bytes): [(value, low, high, error or
-    None)] in shape order}``. A table's summary at a budget is built once and serves every pair using it."""
-    kind, pairs, seed = job
+    """All shapes at every budget pair of one (kind, seed), for each label reading that kind's summaries:
+    ``{(label, (f bytes, g bytes)): [(value, low, high, error or None)] in shape order}``. A table's summary
+    at a budget is built once and serves every pair and label using it."""
+    kind, labels, pairs, seed = job
     cpu = time.process_time()
     built, out = {}, {}
     last = {nb: i for i, pair in enumerate(pairs) for nb in pair}  # free a budget's summaries after its last use
@@ -139,18 +145,20 @@ def _task(job):
         return built[key]
 
     for i, (nbf, nbg) in enumerate(pairs):
-        res = out[(nbf, nbg)] = []
-        for tf, tg in _PAIRS:
-            a, b = get(tf, nbf), get(tg, nbg)
-            bad = a if isinstance(a, Exception) else b if isinstance(b, Exception) else None
-            if bad is not None:
-                res.append((math.nan, math.nan, math.nan, f"build:{type(bad).__name__}"))
-                continue
-            try:
-                e = a.join_size(b)
-                res.append((float(e.value), float(e.low), float(e.high), None))
-            except Exception as e:  # noqa: BLE001
-                res.append((math.nan, math.nan, math.nan, f"join:{type(e).__name__}"))
+        for label in labels:
+            kw = VARIANTS[label][1] if label in VARIANTS else {}
+            res = out[(label, (nbf, nbg))] = []
+            for tf, tg in _PAIRS:
+                a, b = get(tf, nbf), get(tg, nbg)
+                bad = a if isinstance(a, Exception) else b if isinstance(b, Exception) else None
+                if bad is not None:
+                    res.append((math.nan, math.nan, math.nan, f"build:{type(bad).__name__}"))
+                    continue
+                try:
+                    e = a.join_size(b, **kw)
+                    res.append((float(e.value), float(e.low), float(e.high), None))
+                except Exception as e:  # noqa: BLE001
+                    res.append((math.nan, math.nan, math.nan, f"join:{type(e).__name__}"))
         built = {k: v for k, v in built.items() if last[k[1]] > i}
     return job, out, time.process_time() - cpu
 
@@ -249,7 +257,8 @@ def prepare(shapes, scale: float, data_seed: int, keep_rows: bool, cache: str | 
 
 def matrix(results, cells, cols) -> list[str]:
     """The compact coverage table: a row per shape, a column per (kind, budget)."""
-    names = [f"{k[:4]}{b[0] if b[0] == b[1] else f'{b[0]}:{b[1]}'}" for k, b in cols]
+    short = {"skimcheb": "cheb"}
+    names = [f"{short.get(k, k[:4])}{b[0] if b[0] == b[1] else f'{b[0]}:{b[1]}'}" for k, b in cols]
     lines = [f"{'coverage':38s} " + " ".join(f"{n:>10s}" for n in names)]
     for i, (name, *_rest) in enumerate(cells):
         vals = []
@@ -312,13 +321,16 @@ def main(argv=None) -> int:
     print(f"# {len(cells)} shapes, {len(tables)} distinct tables, generated in {t_data:.1f}s", file=sys.stderr)
 
     cols = [(k, b) for k in kinds for b in budgets if k == "sample" or b[0] == b[1]]
-    jobs = [(k, [b for kk, b in cols if kk == k], args.seed0 + s) for s in range(seeds) for k in kinds]
+    base = {k: VARIANTS[k][0] if k in VARIANTS else k for k in kinds}  # the kind whose summaries a label reads
+    bases = list(dict.fromkeys(base.values()))
+    jobs = [(kb, [k for k in kinds if base[k] == kb], [b for b in budgets if kb == "sample" or b[0] == b[1]],
+             args.seed0 + s) for s in range(seeds) for kb in bases]
     raw = {col: [[] for _ in cells] for col in cols}
     cmd = "python -m benchmarks.interval_coverage_adversarial " + " ".join(argv if argv is not None else sys.argv[1:])
     out = args.out if args.out is not None else OUT.replace(".txt", "_quick.txt") if args.quick else OUT
     warnings.simplefilter("ignore", RuntimeWarning)  # overflow inside an estimator: its NaN/inf is counted instead
     ctx = mp.get_context("fork")
-    cpu = dict.fromkeys(kinds, 0.0)
+    cpu = dict.fromkeys(bases, 0.0)
 
     def report(done: int) -> list[str]:
         """The table of the seeds done so far (tasks finish in seed order, up to the pool's width)."""
@@ -344,9 +356,9 @@ def main(argv=None) -> int:
     with ctx.Pool(args.procs) as pool:
         for done, (job, res, secs) in enumerate(pool.imap_unordered(_task, jobs), 1):
             cpu[job[0]] += secs
-            for pair, draws in res.items():
+            for col, draws in res.items():
                 for i, d in enumerate(draws):
-                    raw[(job[0], pair)][i].append(d)
+                    raw[col][i].append(d)
             if done % max(1, len(jobs) // 20) == 0 and done < len(jobs):
                 print(f"# {done}/{len(jobs)} tasks, {time.perf_counter() - t0:.0f}s", file=sys.stderr, flush=True)
                 report(done)  # a checkpoint: the file holds the seeds done so far
