@@ -8,12 +8,15 @@ Sketches in exact mode answer exactly (:func:`exact_estimate`).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import IncompatibleSketchError
 from ..estimate import Estimate
 from ..keys.canonical import canonical_key
 from ..stats.bounds import check_confidence, median_estimate
+from .signed_join import rescale_exponent
 
 __all__ = ["SketchQueries", "exact_estimate", "f2_bound"]
 
@@ -81,6 +84,11 @@ class SketchQueries:
         conf = check_confidence(confidence)
         if self._exact is not None:
             return exact_estimate(self._exact.dot(self._exact))
+        e = rescale_exponent(self)
+        if e:  # float counters far from 1: F2^2 would overflow; estimate on an exactly rescaled copy
+            est = self._rescaled(e).self_join_size(conf)
+            return Estimate(*(math.ldexp(x, -2 * e) for x in (est.value, est.low, est.high)), est.confidence,
+                            est.method, est.detail)
         rows = self.self_join_tables()
         # a sum of squares is >= 0 whatever the signs of the frequencies
         return median_estimate(rows, 2.0 * f2_bound(rows) ** 2 / self._width, conf, self.METHOD).at_least(0.0)

@@ -1,5 +1,6 @@
-"""The sample's interval through SQL on the shapes that broke the fitted allowances: accounts x events
-(0.40 through ``skim_join_size_bounds`` before) and signed totals; one estimator for the core and the JVM."""
+"""The sample's and the skimmed default's intervals through SQL on the shapes that broke the sample's fitted
+allowances: accounts x events (0.40 through ``skim_join_size_bounds`` before) and signed totals; one estimator
+for the core and the JVM."""
 
 from __future__ import annotations
 
@@ -23,8 +24,9 @@ def jspark(spark):
     return spark
 
 
+@pytest.mark.parametrize("build", ["skim_sample_agg", "skim_sketch_agg"])
 @pytest.mark.parametrize("name", ["acct_b5-20_n150", "signed_acct_b5-20"])
-def test_sql_bounds_cover_and_equal_the_core(jspark, name):
+def test_sql_bounds_cover_and_equal_the_core(jspark, name, build):
     kf, wf, kg, wg = adv.SHAPES[name].make(np.random.default_rng(0), 0.05)
     ones = np.ones
     f = jspark.createDataFrame([(int(k), int(w)) for k, w in zip(kf, ones(len(kf), int) if wf is None else wf)],
@@ -33,7 +35,7 @@ def test_sql_bounds_cover_and_equal_the_core(jspark, name):
                                "k long, w long").repartition(4)
     f.createOrReplaceTempView("adv_f")
     g.createOrReplaceTempView("adv_g")
-    cols = ", ".join(f"skim_sample_agg(k, w, 2048, {s}) AS s{s}" for s in SEEDS)
+    cols = ", ".join(f"{build}(k, w, 2048, {s}) AS s{s}" for s in SEEDS)
     a, b = (jspark.sql(f"SELECT {cols} FROM {t}").collect()[0] for t in ("adv_f", "adv_g"))
     exact = float(sum(x * y for x, y in _joined(kf, wf, kg, wg)))
     hits = 0

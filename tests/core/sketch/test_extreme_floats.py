@@ -63,3 +63,15 @@ def test_the_cauchy_schwarz_fallback_of_far_float_counters_is_taken_on_the_resca
         got[scale] = a.join_size(b)
     assert got[1.0].detail.get("bound") == "cauchy-schwarz" == got[1e100].detail.get("bound")
     assert got[1e100].low == 0.0 and math.isclose(got[1e100].high, got[1.0].high * 1e200, rel_tol=1e-9)
+
+
+@pytest.mark.parametrize("scale", [1e100, 1e-100, 1e150])
+@pytest.mark.parametrize("cls", [ss.HashSketch, ss.AGMSSketch, ss.SkimmedSketch])
+def test_self_join_of_far_float_counters_is_the_scaled_answer(cls, scale):
+    """F2^2 of 1e100 counters overflows a double: the self-join is taken on an exactly rescaled copy."""
+    keys = np.random.default_rng(1).integers(0, 1000, 5000)
+    one, far = (cls.for_bytes(2048, seed=3, dtype="float64").update(keys, weights=np.full(len(keys), w))
+                for w in (1.0, scale))
+    a, b = one.self_join_size(), far.self_join_size()
+    assert (b.value / scale**2, b.low / scale**2, b.high / scale**2) == pytest.approx((a.value, a.low, a.high),
+                                                                                      rel=1e-9)
