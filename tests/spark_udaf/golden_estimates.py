@@ -306,7 +306,7 @@ def cases(sk: dict) -> list[tuple]:
             for cap in (512, 16, 5):  # the default cap, and caps the search reaches (the heaviest kept)
                 out.append(("search", None, name, None, f"int:{cap}"))
         exact_or_ported = s.exact_mode or type(s).__name__ in PORTED
-        if exact_or_ported and not _self_join_overflows(s):
+        if exact_or_ported:
             out.append(("self", 0.95, name, None, None))
         out.append(("info", None, name, None, None))
     keys = ["int:0", "int:1", "int:3", "int:499", "int:-5", f"int:{2**40}", "float:3.0", "float:2.5",
@@ -318,12 +318,6 @@ def cases(sk: dict) -> list[tuple]:
             out.append(("freq", 0.95, name, None, k))
     out.append(("freq", 0.8, "hash_f", None, "int:1"))
     return out
-
-
-def _self_join_overflows(s) -> bool:
-    """Counter-mode float counters beyond 2**120: the core's self_join_size squares F2 unscaled (an
-    OverflowError past 1e154; only join estimates are rescaled), so no self-join vector."""
-    return s.float_counters and not s.exact_mode and float(np.abs(s.counters).max(initial=0.0)) > 2.0**120
 
 
 def _key(k: str):

@@ -18,9 +18,9 @@ sketched term of a table has variance at most ``(F2(a) F2(b) + (a·b)^2) /
 width`` for its two vectors, and two terms a covariance at most
 ``(|a·c| |b·d| + |a·d| |b·c|) / width``; the interval is ``median ± k * sigma``
 with ``sigma`` one table's deviation of the three terms together (:func:`_table_sd`)
-and ``k`` from the median of ``depth`` normal errors allowing a bias of
-``MEDIAN_BIAS`` of its deviations (``bound="normal"``) or Chebyshev
-(``bound="chebyshev"``, distribution-free), :mod:`skimsketch.stats.bounds`.
+and ``k`` from Chebyshev and a binomial bound on the median (``bound="chebyshev"``, the default:
+distribution-free) or from the median of ``depth`` normal errors allowing a bias of ``MEDIAN_BIAS`` of
+its deviations (``bound="normal"``, an approximation), :mod:`skimsketch.stats.bounds`.
 """
 
 from __future__ import annotations

@@ -68,11 +68,17 @@ public final class Estimator {
         return medianEstimate(rows, var, conf, method(a.spec()));
     }
 
-    /** Sketch.self_join_size. */
+    /** Sketch.self_join_size (on a rescaled copy for float counters far from 1, as SketchQueries.self_join_size). */
     public static Estimate selfJoin(SketchState a, double confidence, String fn) {
         double conf = Estimate.checkConfidence(confidence);
         if (a.exactMode()) {
             return exact(dot(a.exactEntries(), a.exactEntries()));
+        }
+        int e = SignedJoin.rescaleExponent(a);
+        if (e != 0) { // float counters far from 1: F2^2 would overflow; an exactly rescaled copy, scaled back
+            Estimate est = selfJoin(a.scaled(e), conf, fn);
+            return new Estimate(Math.scalb(est.value, -2 * e), Math.scalb(est.low, -2 * e),
+                    Math.scalb(est.high, -2 * e), est.confidence, est.method);
         }
         double[] rows = selfTables(a);
         double f2 = f2Bound(rows);

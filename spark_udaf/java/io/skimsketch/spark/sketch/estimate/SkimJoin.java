@@ -1,27 +1,24 @@
 package io.skimsketch.spark.sketch.estimate;
 
 import io.skimsketch.spark.common.Estimate;
-import io.skimsketch.spark.common.NormalBounds;
 import io.skimsketch.spark.common.Sums;
 import io.skimsketch.spark.sketch.SketchState;
 import io.skimsketch.spark.sketch.Spec;
 import java.util.Arrays;
 
 /**
- * ESTSKIMJOINSIZE (SkimmedSketch.join_size of skimsketch/sketch/skim/skimmed.py with bound="normal", the SQL
- * functions' bound): the median over tables p of
+ * ESTSKIMJOINSIZE (SkimmedSketch.join_size of skimsketch/sketch/skim/skimmed.py with its default
+ * bound="chebyshev", the SQL functions' bound): the median over tables p of
  * {@code f_d.g_d + D_f[p].H'_g[p] + H'_f[p].D_g[p] + H'_f[p].H'_g[p]} with the dense sketches D and
  * residuals H' of both skims ({@link Skim}), and the interval {@code median +- (hypot(k sd, k1 virt)
  * + rounding floor + doubt)}: sd is one table's deviation of the three sketched terms with their
- * covariances (tableSd), k allows a bias of MEDIAN_BIAS median deviations, virt is the virtual
+ * covariances (tableSd), k the Chebyshev-median factor of d tables (k1 of one), virt is the virtual
  * layout's id-collision deviation (_virtual_sd), doubt the largest change were the dense keys a
  * report would not name chance passes (_doubt). The sign rule is the caller's (Estimator.join).
  */
 final class SkimJoin {
     static final int MAX_PAIR_SIDE = 2048;
     static final double ROUNDING = 1e-9;
-    /** skimmed.MEDIAN_BIAS: the bias the normal interval allows, in deviations of the median. */
-    static final double MEDIAN_BIAS = 0.5;
 
     private SkimJoin() {}
 
@@ -71,8 +68,8 @@ final class SkimJoin {
                 new double[][] {{f2DenseB, ownB}, {ownB, f2ResB}},
                 new double[][] {{denseDense, Sums.mean(terms[0])}, {Sums.mean(terms[1]), Sums.mean(terms[2])}},
                 s.width);
-        double k = NormalBounds.k(d, conf, MEDIAN_BIAS);
-        double k1 = NormalBounds.k(1, conf);
+        double k = Estimator.chebyshevK(d, conf);
+        double k1 = Estimator.chebyshevK(1, conf);
         double virt = virtualSd(sa, sb, value, a, b, denseDense, f2DenseA, f2DenseB, conf);
         double half = Math.hypot(k * sd, k1 * virt) + ROUNDING * (Math.abs(denseDense) + widest);
         half += doubt(a, b, ia, ib) + incomplete(sa, sb, a, b);
