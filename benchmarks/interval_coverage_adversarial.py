@@ -2,7 +2,7 @@
 
 For every shape of :mod:`benchmarks.adversarial_shapes` (data drawn once, data seed ``--data-seed``), kind
 (``sample``: ``ss.JoinSample.for_bytes(n, seed=s)``; ``skimmed``: ``ss.SkimmedSketch.for_bytes(n, seed=s)``;
-also ``hash`` and ``agms``, and ``skimcheb``: the skimmed sketches' ``bound="chebyshev"`` interval;
+also ``hash`` and ``agms``, and ``skimnorm``: the skimmed sketches' ``bound="normal"`` interval;
 ``dtype="float64"`` for float weights), budget (``--nbytes``; ``A:B`` gives
 side f ``A`` bytes and side g ``B``) and hash seed ``s`` (``--seeds`` of them, from ``--seed0``), both
 tables are summarised (tables of float totals are also written with ``to_bytes`` and read back with
@@ -47,11 +47,11 @@ from benchmarks import adversarial_shapes as adv
 
 __all__ = ["Table", "aggregate", "exact_join", "main", "summarise", "wilson"]
 
-KINDS = ("sample", "skimmed", "skimcheb", "hash", "agms")
+KINDS = ("sample", "skimmed", "skimnorm", "hash", "agms")
 #: labels that read another kind's summaries with other ``join_size`` arguments (the same sketches, so the
-#: two intervals of a label pair are compared draw by draw): ``skimcheb`` is the skimmed sketch's Chebyshev
-#: (distribution-free) interval beside its default normal one
-VARIANTS = {"skimcheb": ("skimmed", {"bound": "chebyshev"})}
+#: two intervals of a label pair are compared draw by draw): ``skimnorm`` is the skimmed sketch's normal
+#: approximation (``bound="normal"``) beside its default distribution-free one
+VARIANTS = {"skimnorm": ("skimmed", {"bound": "normal"})}
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "interval_coverage_adversarial.txt")
 TINY = 1e-5  # below this median |error| / |J| the width is reported as hw/J only
 
@@ -257,7 +257,7 @@ def prepare(shapes, scale: float, data_seed: int, keep_rows: bool, cache: str | 
 
 def matrix(results, cells, cols) -> list[str]:
     """The compact coverage table: a row per shape, a column per (kind, budget)."""
-    short = {"skimcheb": "cheb"}
+    short = {"skimnorm": "norm"}
     names = [f"{short.get(k, k[:4])}{b[0] if b[0] == b[1] else f'{b[0]}:{b[1]}'}" for k, b in cols]
     lines = [f"{'coverage':38s} " + " ".join(f"{n:>10s}" for n in names)]
     for i, (name, *_rest) in enumerate(cells):

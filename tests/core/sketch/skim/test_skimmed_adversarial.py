@@ -2,8 +2,8 @@
 the sample's test (``tests/core/sample/test_sample_adversarial.py``) for ``SkimmedSketch.for_bytes``, at a
 small scale, 60 hash seeds a cell, through ``to_bytes``/``from_bytes``. A 95 % interval must cover at least
 0.9 of them (0.95 is 1.8 standard errors of a 60-draw share above 0.9), and never: fail, return NaN, miss with
-width 0, or give a COUNT join a negative lower end; nor may its distribution-free sibling
-(``bound="chebyshev"``), which must cover at least as well."""
+width 0, or give a COUNT join a negative lower end; nor may the normal approximation (``bound="normal"``),
+whose coverage is only measured (at least 0.85 here)."""
 
 from __future__ import annotations
 
@@ -35,17 +35,17 @@ def test_the_skimmed_interval_covers_the_adversarial_shapes(name, nbytes):
     J = _exact(kf, tf, kg, tg)
     dtype = "float64" if tf.dtype.kind == "f" or tg.dtype.kind == "f" else "int64"
     count_like = wf is None and wg is None
-    hits = cheb_hits = 0
+    hits = normal_hits = 0
     for s in SEEDS:
         a, b = (ss.from_bytes(ss.SkimmedSketch.for_bytes(nbytes, seed=s, dtype=dtype)
                               .update(k, weights=t.astype(dtype)).to_bytes()) for k, t in ((kf, tf), (kg, tg)))
-        e, c = a.join_size(b), a.join_size(b, bound="chebyshev")
+        e, c = a.join_size(b), a.join_size(b, bound="normal")
         for x in (e, c):
             assert all(math.isfinite(v) for v in (x.value, x.low, x.high)), (s, x)
             assert x.low <= x.value <= x.high
             assert x.low < x.high or x.low == J, (s, x, J)  # width 0 only when exact
             assert not count_like or x.low >= 0, (s, x)
         hits += e.low <= J <= e.high
-        cheb_hits += c.low <= J <= c.high
+        normal_hits += c.low <= J <= c.high
     assert hits / len(SEEDS) >= 0.9, (hits, J)
-    assert cheb_hits / len(SEEDS) >= 0.9, (cheb_hits, J)
+    assert normal_hits / len(SEEDS) >= 0.85, (normal_hits, J)
