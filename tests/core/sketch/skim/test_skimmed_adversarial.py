@@ -1,7 +1,8 @@
 """The skimmed default's interval on the adversarial shapes (``benchmarks/adversarial_shapes.py``), seeded:
 the sample's test (``tests/core/sample/test_sample_adversarial.py``) for ``SkimmedSketch.for_bytes``, at a
-small scale, 60 hash seeds a cell, through ``to_bytes``/``from_bytes``. A 95 % interval must cover at least
-0.9 of them (0.95 is 1.8 standard errors of a 60-draw share above 0.9), and never: fail, return NaN, miss with
+small scale, 60 hash seeds a cell (30 in the default run), through ``to_bytes``/``from_bytes``. A 95 %
+interval must cover at least 0.9 of them (the default interval covered 0.985-1.00 of 200 seeds on every
+adversarial cell: ``benchmarks/results/interval_coverage_adversarial_skimmed.txt``), and never: fail, return NaN, miss with
 width 0, or give a COUNT join a negative lower end; nor may the normal approximation (``bound="normal"``),
 whose coverage is only measured (at least 0.85 here)."""
 
@@ -17,8 +18,8 @@ from benchmarks import adversarial_shapes as adv
 from tests.core.sample.test_sample_adversarial import SCALE, _exact, _totals
 
 SEEDS = range(60)
-#: in the default run: the shape the probe found first (accounts x events; a skimmed query costs about
-#: 0.2 s here, most of it the virtual layout's candidate ids of each seed)
+FAST_SEEDS = range(30)  # a skimmed query costs about 0.2 s here (the virtual layout's candidate ids of each seed)
+#: in the default run: the shape the probe found first (accounts x events)
 FAST = ["acct_b5-20_n150"]
 #: the rest of the families (``-m slow``)
 SLOW = ["signed_acct_b5-20", "factdim_cover30", "float_f1e100_g1e100", "acct_b2-5_n60", "acct_b5-20_n150_str",
@@ -35,8 +36,9 @@ def test_the_skimmed_interval_covers_the_adversarial_shapes(name, nbytes):
     J = _exact(kf, tf, kg, tg)
     dtype = "float64" if tf.dtype.kind == "f" or tg.dtype.kind == "f" else "int64"
     count_like = wf is None and wg is None
+    seeds = FAST_SEEDS if name in FAST else SEEDS
     hits = normal_hits = 0
-    for s in SEEDS:
+    for s in seeds:
         a, b = (ss.from_bytes(ss.SkimmedSketch.for_bytes(nbytes, seed=s, dtype=dtype)
                               .update(k, weights=t.astype(dtype)).to_bytes()) for k, t in ((kf, tf), (kg, tg)))
         e, c = a.join_size(b), a.join_size(b, bound="normal")
@@ -47,5 +49,5 @@ def test_the_skimmed_interval_covers_the_adversarial_shapes(name, nbytes):
             assert not count_like or x.low >= 0, (s, x)
         hits += e.low <= J <= e.high
         normal_hits += c.low <= J <= c.high
-    assert hits / len(SEEDS) >= 0.9, (hits, J)
-    assert normal_hits / len(SEEDS) >= 0.85, (normal_hits, J)
+    assert hits / len(seeds) >= 0.9, (hits, J)
+    assert normal_hits / len(seeds) >= 0.85, (normal_hits, J)
