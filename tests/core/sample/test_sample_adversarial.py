@@ -35,15 +35,20 @@ def _exact(kf, tf, kg, tg) -> float:
     return math.fsum((tf[i].astype(object) * tg[j].astype(object)).tolist()) if len(common) else 0.0
 
 
+def adversarial_cell(name: str):
+    """Shape ``name`` at :data:`SCALE` (data seed 0): ``(kf, tf, kg, tg, J, dtype, count_like)``, each side's
+    distinct keys and totals, the exact join, the summaries' dtype and whether both sides are unweighted."""
+    kf, wf, kg, wg = adv.SHAPES[name].make(np.random.default_rng(0), SCALE)
+    (kf, tf), (kg, tg) = _totals(kf, wf), _totals(kg, wg)
+    dtype = "float64" if tf.dtype.kind == "f" or tg.dtype.kind == "f" else "int64"
+    return kf, tf, kg, tg, _exact(kf, tf, kg, tg), dtype, wf is None and wg is None
+
+
 @pytest.mark.parametrize("nbytes", ["1024", "148:16384"])
 @pytest.mark.parametrize("name", CELLS)
 def test_the_interval_covers_the_adversarial_shapes(name, nbytes):
-    kf, wf, kg, wg = adv.SHAPES[name].make(np.random.default_rng(0), SCALE)
-    (kf, tf), (kg, tg) = _totals(kf, wf), _totals(kg, wg)
-    J = _exact(kf, tf, kg, tg)
-    dtype = "float64" if tf.dtype.kind == "f" or tg.dtype.kind == "f" else "int64"
+    kf, tf, kg, tg, J, dtype, count_like = adversarial_cell(name)
     nf, ng = (int(x) for x in (nbytes.split(":") if ":" in nbytes else (nbytes, nbytes)))
-    count_like = wf is None and wg is None
     hits = 0
     for s in SEEDS:
         a = ss.JoinSample.for_bytes(nf, seed=s, dtype=dtype).update(kf, weights=tf.astype(dtype))

@@ -48,16 +48,22 @@ def test_an_interval_that_missed_below_zero_falls_back_to_cauchy_schwarz_not_to_
     assert e.high <= math.sqrt(a.self_join_size().high * b.self_join_size().high) * (1 + 1e-12)
 
 
-def test_the_cauchy_schwarz_fallback_of_far_float_counters_is_taken_on_the_rescaled_copies():
-    """Float totals near 1e100 whose normal interval falls wholly below 0 (skimmed, 1 KB, hash seed 10012 of the
-    adversarial benchmark's float shape): the fallback's F2 bounds are taken on the rescaled copies (they
-    overflowed: OverflowError, 1 seed in 40) and equal the answer at scale 1, times 1e200."""
+def pareto_pair():
+    """Two tables of 40,000 distinct ids in ``[0, 2^40)`` sharing half of them, Pareto(1.2) float totals
+    (data seed 0): ``kf, wf, kg, wg``."""
     rng = np.random.default_rng(0)
     k = 40_000
     ids = np.sort(rng.integers(0, 1 << 40, k + k // 2 + (k + k // 2) // 8 + 16))
     ids = rng.permutation(ids[np.concatenate([[True], ids[1:] != ids[:-1]])])[: k + k // 2]
     wf, wg = rng.pareto(1.2, k) + 1.0, rng.pareto(1.2, k) + 1.0
-    kf, kg = rng.permutation(ids[:k]), rng.permutation(ids[k // 2:])
+    return rng.permutation(ids[:k]), wf, rng.permutation(ids[k // 2:]), wg
+
+
+def test_the_cauchy_schwarz_fallback_of_far_float_counters_is_taken_on_the_rescaled_copies():
+    """Float totals near 1e100 whose normal interval falls wholly below 0 (skimmed, 1 KB, hash seed 10012 of the
+    adversarial benchmark's float shape): the fallback's F2 bounds are taken on the rescaled copies (they
+    overflowed: OverflowError, 1 seed in 40) and equal the answer at scale 1, times 1e200."""
+    kf, wf, kg, wg = pareto_pair()
     got = {}
     for scale in (1.0, 1e100):
         a, b = (ss.SkimmedSketch.for_bytes(1024, seed=10012, dtype="float64").update(keys, weights=w * scale)

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
 
 import skimsketch as ss
-from benchmarks import adversarial_shapes as adv
-from tests.core.sample.test_sample_adversarial import SCALE, _exact, _totals
+from tests.core.sample.test_sample_adversarial import adversarial_cell
 
 SEEDS = range(60)
 FAST_SEEDS = range(30)  # a skimmed query costs about 0.2 s here (the virtual layout's candidate ids of each seed)
@@ -31,11 +29,7 @@ CELLS = FAST + [pytest.param(n, marks=pytest.mark.slow) for n in SLOW]
 @pytest.mark.parametrize("nbytes", [2048])
 @pytest.mark.parametrize("name", CELLS)
 def test_the_skimmed_interval_covers_the_adversarial_shapes(name, nbytes):
-    kf, wf, kg, wg = adv.SHAPES[name].make(np.random.default_rng(0), SCALE)
-    (kf, tf), (kg, tg) = _totals(kf, wf), _totals(kg, wg)
-    J = _exact(kf, tf, kg, tg)
-    dtype = "float64" if tf.dtype.kind == "f" or tg.dtype.kind == "f" else "int64"
-    count_like = wf is None and wg is None
+    kf, tf, kg, tg, J, dtype, count_like = adversarial_cell(name)
     seeds = FAST_SEEDS if name in FAST else SEEDS
     hits = normal_hits = 0
     for s in seeds:
