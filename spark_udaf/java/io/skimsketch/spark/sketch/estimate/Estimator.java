@@ -33,7 +33,7 @@ public final class Estimator {
     }
 
     // -- the queries ------------------------------------------------------------------------
-    /** Sketch.join_size (the skimmed kind only in exact mode). */
+    /** Sketch.join_size of every kind (skimmed: SkimJoin), with SignedJoin's sign and rescale rules. */
     public static Estimate join(SketchState a, SketchState b, double confidence, String fn) {
         return join(a, b, null, null, confidence, fn);
     }
