@@ -14,6 +14,9 @@ from spark_udaf import native
 pytestmark = pytest.mark.spark
 
 SEEDS = range(20)
+#: the default run keeps accounts x events for both summaries; signed totals run with ``-m slow``
+SLOW_PARAMS = {"test_sql_bounds_cover_and_equal_the_core": {"signed_acct_b5-20-skim_sample_agg",
+                                                            "signed_acct_b5-20-skim_sketch_agg"}}
 
 
 @pytest.fixture(scope="module")
