@@ -2,7 +2,8 @@
 
 For every shape of :mod:`benchmarks.adversarial_shapes` (data drawn once, data seed ``--data-seed``), kind
 (``sample``: ``ss.JoinSample.for_bytes(n, seed=s)``; ``skimmed``: ``ss.SkimmedSketch.for_bytes(n, seed=s)``;
-also ``hash`` and ``agms``, and ``skimnorm``: the skimmed sketches' ``bound="normal"`` interval;
+also ``hash``, ``agms`` and ``heavy`` (``ss.HeavyKeySketch``: append-only, so signed shapes are refused), and
+``skimnorm``: the skimmed sketches' ``bound="normal"`` interval;
 ``dtype="float64"`` for float weights), budget (``--nbytes``; ``A:B`` gives
 side f ``A`` bytes and side g ``B``) and hash seed ``s`` (``--seeds`` of them, from ``--seed0``), both
 tables are summarised (tables of float totals are also written with ``to_bytes`` and read back with
@@ -47,7 +48,7 @@ from benchmarks import adversarial_shapes as adv
 
 __all__ = ["Table", "aggregate", "exact_join", "main", "summarise", "wilson"]
 
-KINDS = ("sample", "skimmed", "skimnorm", "hash", "agms")
+KINDS = ("sample", "skimmed", "skimnorm", "hash", "agms", "heavy")
 #: labels that read another kind's summaries with other ``join_size`` arguments (the same sketches, so the
 #: two intervals of a label pair are compared draw by draw): ``skimnorm`` is the skimmed sketch's normal
 #: approximation (``bound="normal"``) beside its default distribution-free one
@@ -111,7 +112,8 @@ def summary(kind: str, t: Table, nbytes: int, seed: int, roundtrip: str):
     """The ``kind`` summary of table ``t`` at budget ``nbytes`` and hash seed ``seed``, read back from its bytes
     when ``roundtrip`` is ``all``, or ``float`` and ``t`` has float totals."""
     kw = {"dtype": "float64"} if t.floating else {}
-    cls = {"sample": ss.JoinSample, "skimmed": ss.SkimmedSketch, "hash": ss.HashSketch, "agms": ss.AGMSSketch}[kind]
+    cls = {"sample": ss.JoinSample, "skimmed": ss.SkimmedSketch, "hash": ss.HashSketch, "agms": ss.AGMSSketch,
+           "heavy": ss.HeavyKeySketch}[kind]
     s = cls.for_bytes(nbytes, seed=seed, **kw)
     if t.rows is not None:
         s.update(t.rows[0], weights=t.rows[1])

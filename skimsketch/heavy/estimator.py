@@ -34,6 +34,8 @@ from .table import HeavyTable
 __all__ = ["METHOD", "Side", "join_estimate"]
 
 METHOD = "heavy"
+#: float counts beyond ``2^+-RESCALE`` in magnitude are rescaled for an estimate (the linear sketches' rule)
+RESCALE = 120
 
 
 @dataclass
@@ -51,12 +53,31 @@ def _dot(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.mean(np.einsum("pw,pw->p", x, y)))
 
 
+def _scaled(x: float, e: int) -> float:
+    """``x * 2^e``, infinite (not an OverflowError) past the doubles."""
+    return float(np.ldexp(x, e))
+
+
+def _rescale_exponent(counts: np.ndarray, rows: np.ndarray) -> int:
+    """``-e`` with ``2^e`` the largest magnitude of a side's counts and counters when it is beyond ``2^+-RESCALE``
+    (float counts far from 1), else 0."""
+    top = max(float(np.max(np.abs(counts), initial=0.0)), float(np.max(np.abs(rows), initial=0.0)))
+    if top == 0.0 or not math.isfinite(top):
+        return 0
+    e = math.frexp(top)[1]
+    return -e if abs(e) > RESCALE else 0
+
+
 def join_estimate(A: Side, B: Side, confidence: float, combine: str = "mean") -> Estimate:
     """``J = <f, g>`` of the two sides (module docstring); ``combine`` is ``"mean"`` (unbiased, the interval's
     basis) or ``"median"`` of the rows (kept for the measurements of docs/heavy.md)."""
     ka, ta, _ = A.table.entries()
     kb, tb, _ = B.table.entries()
-    ta, tb = ta.astype(np.float64), tb.astype(np.float64)
+    # float counts far from 1: the variance multiplies four magnitudes, so work on copies scaled by exact
+    # powers of two (as the linear sketches do, skimsketch/sketch/signed_join.py) and scale the answer back
+    ea, eb = _rescale_exponent(ta, A.rows), _rescale_exponent(tb, B.rows)
+    ta, tb = np.ldexp(ta.astype(np.float64), ea), np.ldexp(tb.astype(np.float64), eb)
+    back = -(ea + eb)
     common, ia, ib = np.intersect1d(ka, kb, assume_unique=True, return_indices=True)
     exact = float(np.dot(ta[ia], tb[ib]))
     keep_a = ~B.table.no_residual(ka)  # a: A's keys that may have a residual in B
@@ -64,7 +85,7 @@ def join_estimate(A: Side, B: Side, confidence: float, combine: str = "mean") ->
     depth, width = A.rows.shape
     ca = table_rows(A.seed, ka[keep_a], ta[keep_a], width, depth)
     cb = table_rows(A.seed, kb[keep_b], tb[keep_b], width, depth)
-    ra, rb = A.rows, B.rows
+    ra, rb = np.ldexp(A.rows, ea), np.ldexp(B.rows, eb)
     x = np.einsum("pw,pw->p", ca, rb) + np.einsum("pw,pw->p", ra, cb) + np.einsum("pw,pw->p", ra, rb)
     if combine == "mean":
         rest = float(np.mean(x))
@@ -72,9 +93,9 @@ def join_estimate(A: Side, B: Side, confidence: float, combine: str = "mean") ->
         rest = float(np.median(x))
     else:
         raise ValueError(f"combine must be 'mean' or 'median', got {combine!r}")
-    value = exact + rest
-    detail = {"table": exact, "rows": x.tolist(), "kept_a": int(keep_a.sum()), "kept_b": int(keep_b.sum()),
-              "held_a": len(ka), "held_b": len(kb), "common": len(common)}
+    value = _scaled(exact + rest, back)
+    detail = {"table": _scaled(exact, back), "rows": np.ldexp(x, back).tolist(), "kept_a": int(keep_a.sum()),
+              "kept_b": int(keep_b.sum()), "held_a": len(ka), "held_b": len(kb), "common": len(common)}
     if A.exact and B.exact:
         return Estimate(value, value, value, 1.0, METHOD, detail)
     # the pieces of the variance (module docstring): exact for the tables, row means for the rest
@@ -90,6 +111,7 @@ def join_estimate(A: Side, B: Side, confidence: float, combine: str = "mean") ->
     s1 = na2 * max(rb2, 0.0) + max(ra2, 0.0) * v2 + 2.0 * a_ra * rb_v
     s2 = a_rb * a_rb + 2.0 * a_v * ra_rb + ra_v * ra_v
     var = max(s1 + s2, 0.0) / width / depth
-    half = math.sqrt(var / (1.0 - confidence))  # Chebyshev: the error is heavy-tailed (rare big collisions)
-    detail["se"] = math.sqrt(var)
+    # Chebyshev: the error is heavy-tailed (rare big collisions)
+    half = _scaled(math.sqrt(var / (1.0 - confidence)), back)
+    detail["se"] = _scaled(math.sqrt(var), back)
     return Estimate(value, value - half, value + half, confidence, METHOD, detail)
