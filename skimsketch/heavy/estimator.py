@@ -28,14 +28,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..estimate import Estimate
+from ..stats.bounds import far_exponent
 from .residual import table_rows
 from .table import HeavyTable
 
 __all__ = ["METHOD", "Side", "join_estimate"]
 
 METHOD = "heavy"
-#: float counts beyond ``2^+-RESCALE`` in magnitude are rescaled for an estimate (the linear sketches' rule)
-RESCALE = 120
 
 
 @dataclass
@@ -59,13 +58,13 @@ def _scaled(x: float, e: int) -> float:
 
 
 def _rescale_exponent(counts: np.ndarray, rows: np.ndarray) -> int:
-    """``-e`` with ``2^e`` the largest magnitude of a side's counts and counters when it is beyond ``2^+-RESCALE``
-    (float counts far from 1), else 0."""
-    top = max(float(np.max(np.abs(counts), initial=0.0)), float(np.max(np.abs(rows), initial=0.0)))
-    if top == 0.0 or not math.isfinite(top):
-        return 0
-    e = math.frexp(top)[1]
-    return -e if abs(e) > RESCALE else 0
+    """:func:`~skimsketch.stats.bounds.far_exponent` of a side's largest count or counter."""
+    return far_exponent(max(float(np.max(np.abs(counts), initial=0.0)), float(np.max(np.abs(rows), initial=0.0))))
+
+
+def _scale_rows(x: np.ndarray, e: int) -> np.ndarray:
+    """``x * 2^e`` (``x`` itself when ``e`` is 0: no copy on the common path)."""
+    return np.ldexp(x, e) if e else x
 
 
 def join_estimate(A: Side, B: Side, confidence: float, combine: str = "mean") -> Estimate:
@@ -76,7 +75,7 @@ def join_estimate(A: Side, B: Side, confidence: float, combine: str = "mean") ->
     # float counts far from 1: the variance multiplies four magnitudes, so work on copies scaled by exact
     # powers of two (as the linear sketches do, skimsketch/sketch/signed_join.py) and scale the answer back
     ea, eb = _rescale_exponent(ta, A.rows), _rescale_exponent(tb, B.rows)
-    ta, tb = np.ldexp(ta.astype(np.float64), ea), np.ldexp(tb.astype(np.float64), eb)
+    ta, tb = _scale_rows(ta.astype(np.float64), ea), _scale_rows(tb.astype(np.float64), eb)
     back = -(ea + eb)
     common, ia, ib = np.intersect1d(ka, kb, assume_unique=True, return_indices=True)
     exact = float(np.dot(ta[ia], tb[ib]))
@@ -85,7 +84,7 @@ def join_estimate(A: Side, B: Side, confidence: float, combine: str = "mean") ->
     depth, width = A.rows.shape
     ca = table_rows(A.seed, ka[keep_a], ta[keep_a], width, depth)
     cb = table_rows(A.seed, kb[keep_b], tb[keep_b], width, depth)
-    ra, rb = np.ldexp(A.rows, ea), np.ldexp(B.rows, eb)
+    ra, rb = _scale_rows(A.rows, ea), _scale_rows(B.rows, eb)
     x = np.einsum("pw,pw->p", ca, rb) + np.einsum("pw,pw->p", ra, cb) + np.einsum("pw,pw->p", ra, rb)
     if combine == "mean":
         rest = float(np.mean(x))
@@ -94,7 +93,7 @@ def join_estimate(A: Side, B: Side, confidence: float, combine: str = "mean") ->
     else:
         raise ValueError(f"combine must be 'mean' or 'median', got {combine!r}")
     value = _scaled(exact + rest, back)
-    detail = {"table": _scaled(exact, back), "rows": np.ldexp(x, back).tolist(), "kept_a": int(keep_a.sum()),
+    detail = {"table": _scaled(exact, back), "rows": _scale_rows(x, back).tolist(), "kept_a": int(keep_a.sum()),
               "kept_b": int(keep_b.sum()), "held_a": len(ka), "held_b": len(kb), "common": len(common)}
     if A.exact and B.exact:
         return Estimate(value, value, value, 1.0, METHOD, detail)

@@ -14,12 +14,9 @@ import functools
 import math
 
 from ..estimate import Estimate
+from ..stats.bounds import RESCALE, far_exponent
 
 __all__ = ["RESCALE", "FloatRescale", "rescale_exponent", "signed_join"]
-
-#: float counters whose largest magnitude is outside ``2^-RESCALE .. 2^RESCALE`` are rescaled for a join
-#: estimate: its variance bounds multiply four of them (``F2(f) F2(g)``), which would overflow or underflow
-RESCALE = 120
 
 
 class FloatRescale:
@@ -30,11 +27,7 @@ class FloatRescale:
         """``-e`` with ``2^e`` the magnitude of float counters far from 1 (counter mode), else 0."""
         if not self.float_counters or self._exact is not None:
             return 0
-        top = self._state.magnitude()
-        if top == 0.0 or not math.isfinite(top):
-            return 0
-        e = math.frexp(top)[1]
-        return -e if abs(e) > RESCALE else 0
+        return far_exponent(self._state.magnitude())
 
 
 def rescale_exponent(sketch) -> int:

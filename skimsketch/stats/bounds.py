@@ -19,9 +19,27 @@ import numpy as np
 
 from ..estimate import Estimate
 
-__all__ = ["biased_normal_z", "chebyshev_k", "median_estimate", "check_confidence", "normal_median_k", "BOUNDS"]
+__all__ = ["biased_normal_z", "chebyshev_k", "median_estimate", "check_confidence", "normal_median_k", "BOUNDS",
+           "RESCALE", "far_exponent"]
 
 BOUNDS = ("normal", "chebyshev")
+
+#: float counts whose largest magnitude is outside ``2^-RESCALE .. 2^RESCALE`` are rescaled for an estimate:
+#: variance bounds multiply four of them (``F2(f) F2(g)``), which would overflow or underflow
+RESCALE = 120
+
+
+def far_exponent(top: float) -> int:
+    """``-e`` with ``2^e`` the magnitude ``top`` (the largest float count or counter of a summary) when it is
+    beyond ``2^+-RESCALE``, else 0: the exact power of two that brings it near 1 for an estimate.
+
+    >>> far_exponent(1.0), far_exponent(1e100), far_exponent(0.0)
+    (0, -333, 0)
+    """
+    if top == 0.0 or not math.isfinite(top):
+        return 0
+    e = math.frexp(top)[1]
+    return -e if abs(e) > RESCALE else 0
 
 
 def check_confidence(confidence: float) -> float:
